@@ -1,0 +1,156 @@
+# vgpu-webhook - plain Makefile.
+#
+#   make            build build/vgpu-webhook, build/libvgpu.{a,so}, build/vgpu.pc
+#   make run        build, make a development certificate, serve on localhost
+#   make test       install what is missing, then run every test suite
+#   make install    PREFIX=/usr/local DESTDIR= (binary, library, header, .pc)
+#
+# Knobs: BUILD (output folder), SANITIZE=1 (ASan+UBSan build, use with
+# BUILD=build/asan), WERROR=0 (drop -Werror), CC, OPT.
+
+CC ?= cc
+BUILD ?= build
+PREFIX ?= /usr/local
+DESTDIR ?=
+WERROR ?= 1
+SANITIZE ?= 0
+PYTHON ?= /usr/bin/python3
+
+VERSION := $(shell sed -n 's/^\#define VGPU_VERSION "\(.*\)"/\1/p' lib/vgpu.h)
+
+WARN := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wformat=2 -Wvla -Wwrite-strings
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+
+ifeq ($(SANITIZE),1)
+OPT ?= -O1 -g -fno-omit-frame-pointer
+HARDEN := -fsanitize=address,undefined -fno-sanitize-recover=all
+LDHARDEN := -fsanitize=address,undefined
+else
+OPT ?= -O2 -g
+HARDEN := -D_FORTIFY_SOURCE=3 -fstack-protector-strong \
+	-fstack-clash-protection
+LDHARDEN := -pie -Wl,-z,relro,-z,now
+endif
+
+# Recursive (=) so that pkg-config runs only once the packages are there.
+PKGS = libmicrohttpd gnutls jansson openssl
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS = $(shell pkg-config --libs $(PKGS))
+CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
+
+BASE_CFLAGS = -std=c17 -D_POSIX_C_SOURCE=200809L -DOPENSSL_API_COMPAT=30000 \
+	$(WARN) $(OPT) $(HARDEN) -fPIC
+LIB_CFLAGS = $(BASE_CFLAGS) -Ilib
+APP_CFLAGS = $(BASE_CFLAGS) -Ilib -Iwebhook $(PKG_CFLAGS)
+
+LIB_SRC := $(wildcard lib/*.c)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+APP_SRC := $(filter-out webhook/main.c,$(wildcard webhook/*.c))
+APP_OBJ := $(APP_SRC:%.c=$(BUILD)/%.o)
+MAIN_OBJ := $(BUILD)/webhook/main.o
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+BIN := $(BUILD)/vgpu-webhook
+LIBA := $(BUILD)/libvgpu.a
+LIBSO := $(BUILD)/libvgpu.so
+APPA := $(BUILD)/libwebhook.a
+PC := $(BUILD)/vgpu.pc
+
+.PHONY: all deps build run test check unit fixtures asan valgrind install \
+	clean
+.DEFAULT_GOAL := all
+
+all: deps
+	@$(MAKE) --no-print-directory build
+
+deps:
+	@./scripts/install-deps.sh
+
+build: $(BIN) $(LIBA) $(LIBSO) $(PC)
+
+$(BUILD)/lib/%.o: lib/%.c lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -c -o $@ $<
+
+$(BUILD)/webhook/%.o: webhook/%.c webhook/*.h lib/vgpu.h
+	@mkdir -p $(@D)
+	$(CC) $(APP_CFLAGS) -c -o $@ $<
+
+$(LIBA): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(LIBSO): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,libvgpu.so.0 $(LDHARDEN:-pie=) -o $@ $^
+
+$(APPA): $(APP_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(MAIN_OBJ) $(APPA) $(LIBA)
+	$(CC) $(LDHARDEN) -o $@ $^ $(PKG_LIBS) -lpthread
+
+$(PC): lib/vgpu.pc.in lib/vgpu.h
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< >$@
+
+# --- tests ---------------------------------------------------------------
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(APPA) $(LIBA) tests/unit/*.h
+	@mkdir -p $(@D)
+	$(CC) $(APP_CFLAGS) -Itests/unit -Wno-missing-prototypes $(LDHARDEN) \
+		-o $@ $< $(APPA) $(LIBA) $(CMOCKA_LIBS) $(PKG_LIBS) -lpthread
+
+# Runs every cmocka program; each prints its summary lines.
+unit: $(UNIT_BIN)
+	@set -e; for t in $(UNIT_BIN); do $(TEST_WRAPPER) $$t; done
+
+# The recorded AdmissionReview corpus, judged by an independent JSON Patch
+# implementation (python3-jsonpatch).
+fixtures: $(BIN)
+	VGPU_WEBHOOK="$(TEST_WRAPPER) $(BIN)" $(PYTHON) tests/fixtures/run.py
+
+# Every suite under ASan and UBSan, in its own build folder.
+asan:
+	@$(MAKE) --no-print-directory BUILD=build/asan SANITIZE=1 unit fixtures
+
+# Unit tests and the fixture corpus under valgrind memcheck.
+VALGRIND = valgrind -q --error-exitcode=99 --leak-check=full \
+	--show-leak-kinds=definite,indirect,possible \
+	--errors-for-leak-kinds=definite,indirect,possible
+valgrind:
+	@$(MAKE) --no-print-directory BUILD=build/vg OPT='-O1 -g' \
+		TEST_WRAPPER='$(VALGRIND)' unit fixtures
+
+# Parts that live with their own folders add targets to TEST_TARGETS.
+TEST_TARGETS := unit fixtures
+-include $(wildcard */*.mk tests/*/*.mk)
+
+test: deps
+	@$(MAKE) --no-print-directory check
+
+check: build
+	@set -e; for t in $(TEST_TARGETS) asan valgrind; do \
+		echo "=== make $$t"; $(MAKE) --no-print-directory $$t; done
+	@echo "=== all test suites passed"
+
+run: all
+	@./scripts/run.sh $(BIN)
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
+		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/vgpu-webhook
+	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/libvgpu.a
+	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/libvgpu.so.$(VERSION)
+	ln -sf libvgpu.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libvgpu.so.0
+	ln -sf libvgpu.so.0 $(DESTDIR)$(PREFIX)/lib/libvgpu.so
+	install -m 644 lib/vgpu.h $(DESTDIR)$(PREFIX)/include/vgpu.h
+	install -m 644 $(PC) $(DESTDIR)$(PREFIX)/lib/pkgconfig/vgpu.pc
+
+clean:
+	rm -rf build

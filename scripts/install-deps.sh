@@ -1,0 +1,31 @@
+#!/bin/sh
+# install-deps.sh - installs the Debian packages that vgpu-webhook builds,
+# tests and benchmarks with, when any is missing.  Needs root (or sudo) only
+# when something is missing.
+set -eu
+
+packages="build-essential pkg-config libmicrohttpd-dev libgnutls28-dev
+libjansson-dev libssl-dev openssl libcmocka-dev clang-14 libclang-rt-14-dev
+valgrind curl python3 python3-jsonpatch python3-yaml golang-go
+golang-github-evanphx-json-patch-dev wrk unzip"
+
+missing=""
+for p in $packages; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+		missing="$missing $p"
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+echo "install-deps: installing:$missing"
+if [ "$(id -u)" -eq 0 ]; then
+	sudo=""
+elif command -v sudo >/dev/null 2>&1; then
+	sudo="sudo -n"
+else
+	echo "install-deps: missing packages:$missing (run as root to install them)" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get install -y --no-install-recommends $missing </dev/null ||
+	{ $sudo apt-get update </dev/null && $sudo apt-get install -y --no-install-recommends $missing </dev/null; }

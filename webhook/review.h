@@ -1,0 +1,60 @@
+/*
+ * review.h - the AdmissionReview codec: one request body in, one answer
+ * out.  This is the single entry point shared by `serve`, `review` and
+ * `default`; it knows nothing of HTTP.
+ */
+#ifndef REVIEW_H
+#define REVIEW_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+struct config;
+
+enum review_outcome {
+	REVIEW_PATCHED, /* allowed with a patch */
+	REVIEW_ALLOWED, /* allowed unchanged */
+	REVIEW_DENIED,  /* allowed: false */
+	REVIEW_ERROR,   /* not an AdmissionReview, or an internal failure */
+};
+
+/* "patched", "allowed", "denied" or "error": the metric and log label. */
+const char *review_outcome_name(enum review_outcome outcome);
+
+#define REVIEW_FIELD_MAX 96
+
+/*
+ * The answer to one body.  The strings uid, namespace_, name and operation
+ * are copies from the request for logging, cut short with "..." and with
+ * control characters removed; "" when absent.  name is metadata.name, or
+ * metadata.generateName when there is no name.
+ */
+struct review_answer {
+	int http_status;          /* 200, 400 (not a review) or 500 */
+	const char *content_type; /* static: JSON, or text for 400 and 500 */
+	char *body;               /* owned; no trailing newline */
+	size_t body_len;
+	enum review_outcome outcome;
+	size_t ops; /* operations in the patch */
+	char uid[REVIEW_FIELD_MAX];
+	char namespace_[REVIEW_FIELD_MAX];
+	char name[REVIEW_FIELD_MAX];
+	char operation[REVIEW_FIELD_MAX];
+};
+
+void review_answer_init(struct review_answer *ans);
+void review_answer_release(struct review_answer *ans);
+
+/*
+ * Decodes the AdmissionReview in body[0..len), decides it with cfg, and
+ * fills *ans (which must have been initialised).  Always fills an answer:
+ * 200 with a JSON AdmissionReview response (allowed, patched or denied);
+ * 400 with a one-line text reason when the body is not JSON or not an
+ * AdmissionReview (SPEC section 5.1); 500 when memory ran out.  Returns 0
+ * for a 200 answer and -1 otherwise.  Thread-safe: cfg is only read.
+ */
+int review_handlen(const struct config *cfg, const char *body, size_t len,
+		   struct review_answer *ans);
+
+#endif /* REVIEW_H */
