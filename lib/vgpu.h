@@ -191,7 +191,7 @@ const char *vgpu_family_resource(const struct vgpu_family *f,
  */
 
 #define VGPU_VALUE_MAX 48
-#define VGPU_MESSAGE_MAX 224
+#define VGPU_MESSAGE_MAX 256
 
 /*
  * One error.  key points at a resource name of the family given to the

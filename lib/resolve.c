@@ -1,0 +1,310 @@
+/*
+ * resolve.c - one container's request for one device family (SPEC section
+ * 3, steps 1 to 5).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "vgpu.h"
+
+#define MIB INT64_C(1048576)
+
+static const int64_t minimum[VGPU_NRESOURCES] = {
+	[VGPU_COUNT] = 0,
+	[VGPU_MEMORY] = 1,
+	[VGPU_MEMORY_PERCENTAGE] = 1,
+	[VGPU_CORES] = 0,
+	[VGPU_PRIORITY] = 0,
+};
+
+static const int64_t maximum[VGPU_NRESOURCES] = {
+	[VGPU_COUNT] = VGPU_MAX_COUNT,
+	[VGPU_MEMORY] = VGPU_MAX_MEMORY,
+	[VGPU_MEMORY_PERCENTAGE] = VGPU_MAX_PERCENTAGE,
+	[VGPU_CORES] = VGPU_MAX_CORES,
+	[VGPU_PRIORITY] = VGPU_MAX_PRIORITY,
+};
+
+/* The entries of one resource: its limit and its request, either NULL. */
+struct entry {
+	const struct vgpu_pair *limit;
+	const struct vgpu_pair *request;
+};
+
+static const struct vgpu_pair *find(const struct vgpu_pair *pairs, size_t n,
+				    const char *key)
+{
+	size_t len = strlen(key), i;
+
+	for (i = 0; i < n; i++)
+		if (pairs[i].key_len == len && !memcmp(pairs[i].key, key, len))
+			return &pairs[i];
+	return NULL;
+}
+
+/*
+ * Copies s[0..len) into dst[0..size) without control bytes (C0, DEL and the
+ * UTF-8 encoded C1 range), cut with "..." when it does not fit.  Never
+ * splits a UTF-8 sequence.
+ */
+static void mask_value(char *dst, size_t size, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, o = 0;
+
+	while (i < len) {
+		size_t n = 1;
+
+		if (p[i] >= 0xf0)
+			n = 4;
+		else if (p[i] >= 0xe0)
+			n = 3;
+		else if (p[i] >= 0xc0)
+			n = 2;
+		if (n > len - i)
+			n = len - i;
+		if (p[i] < 0x20 || p[i] == 0x7f ||
+		    (p[i] == 0xc2 && n == 2 && p[i + 1] < 0xa0)) {
+			i += n;
+			continue;
+		}
+		if (o + n > size - 4) {
+			memcpy(dst + o, "...", 3);
+			o += 3;
+			break;
+		}
+		memcpy(dst + o, s + i, n);
+		o += n;
+		i += n;
+	}
+	dst[o] = '\0';
+}
+
+/*
+ * Appends one error to errs (dropped past VGPU_MAX_ERRORS): "KEY=VALUE
+ * TEXT", where VALUE is the masked value of pair.
+ */
+static void add_error(struct vgpu_errors *errs, int code, const char *key,
+		      const struct vgpu_pair *pair, const char *text)
+{
+	struct vgpu_error *e;
+	char value[VGPU_VALUE_MAX];
+
+	if (errs->count >= VGPU_MAX_ERRORS)
+		return;
+	mask_value(value, sizeof(value), pair->value, pair->value_len);
+	e = &errs->error[errs->count++];
+	e->code = code;
+	e->key = key;
+	memcpy(e->value, value, sizeof(value));
+	snprintf(e->message, sizeof(e->message), "%.90s=%s %.72s", key, value,
+		 text);
+}
+
+/*
+ * Step 2 for one effective value: whole, in range, and for memory not
+ * written as bytes.  parsed is false when the parser found the value too
+ * large for int64.  Returns 0 and sets *value, or records an error.
+ */
+static int check(enum vgpu_resource res, const char *key,
+		 const struct vgpu_pair *pair, const struct vgpu_quantity *q,
+		 bool parsed, int64_t *value, struct vgpu_errors *errs)
+{
+	char text[80];
+	int64_t v;
+
+	if (parsed && !vgpu_quantity_is_whole(q)) {
+		add_error(errs, VGPU_EFRACTION, key, pair,
+			  "is not a whole number");
+		return VGPU_EFRACTION;
+	}
+	v = parsed ? vgpu_quantity_value(q) : 0;
+	if (res == VGPU_MEMORY && parsed && v > 0 &&
+	    (v > VGPU_MAX_MEMORY || q->format == VGPU_FORMAT_BINARY_SI)) {
+		snprintf(text, sizeof(text),
+			 "looks like bytes; the unit is MiB: did you mean %lld?",
+			 (long long)(v / MIB + (v % MIB != 0)));
+		add_error(errs, VGPU_EBYTES, key, pair, text);
+		return VGPU_EBYTES;
+	}
+	if (!parsed || v < minimum[res] || v > maximum[res]) {
+		snprintf(text, sizeof(text), "is out of range %lld..%lld",
+			 (long long)minimum[res], (long long)maximum[res]);
+		add_error(errs, VGPU_ERANGE, key, pair, text);
+		return VGPU_ERANGE;
+	}
+	*value = v;
+	return 0;
+}
+
+/* Records a limit and a request that differ as quantities. */
+static void add_mismatch(struct vgpu_errors *errs, const char *key,
+			 const struct entry *e)
+{
+	struct vgpu_error *err;
+	char limit[VGPU_VALUE_MAX], request[VGPU_VALUE_MAX];
+
+	if (errs->count >= VGPU_MAX_ERRORS)
+		return;
+	mask_value(limit, sizeof(limit), e->limit->value, e->limit->value_len);
+	mask_value(request, sizeof(request), e->request->value,
+		   e->request->value_len);
+	err = &errs->error[errs->count++];
+	err->code = VGPU_EMISMATCH;
+	err->key = key;
+	memcpy(err->value, limit, sizeof(limit));
+	snprintf(err->message, sizeof(err->message),
+		 "%.90s: request %s differs from limit %s", key, request,
+		 limit);
+}
+
+/*
+ * Steps 1 and 2 for one resource: the effective value is the limit, or the
+ * request when there is no limit; a request that differs from its limit is
+ * an error.  A value too large for int64 (VGPU_ERANGE from the parser) is
+ * reported by check() as out of range.  Returns 0 and sets *value, or a
+ * code after recording every error of the entry.
+ */
+static int read_entry(enum vgpu_resource res, const char *key,
+		      const struct entry *e, int64_t *value,
+		      struct vgpu_errors *errs)
+{
+	struct vgpu_quantity limit, request;
+	int rl = 0, rr = 0, rc = 0;
+
+	if (e->limit)
+		rl = vgpu_quantity_parsen(e->limit->value, e->limit->value_len,
+					  &limit);
+	if (e->request)
+		rr = vgpu_quantity_parsen(e->request->value,
+					  e->request->value_len, &request);
+	if (rl && rl != VGPU_ERANGE) {
+		add_error(errs, rl, key, e->limit,
+			  rl == VGPU_ESYNTAX ? "is not a valid quantity"
+					     : "cannot be read");
+		rc = rl;
+	}
+	if (rr && rr != VGPU_ERANGE) {
+		add_error(errs, rr, key, e->request,
+			  rr == VGPU_ESYNTAX ? "is not a valid quantity"
+					     : "cannot be read");
+		rc = rc ? rc : rr;
+	}
+	if (rc)
+		return rc;
+	if (e->limit && e->request &&
+	    ((rl == VGPU_ERANGE) != (rr == VGPU_ERANGE) ||
+	     (!rl && vgpu_quantity_cmp(&limit, &request)))) {
+		add_mismatch(errs, key, e);
+		return VGPU_EMISMATCH;
+	}
+	if (e->limit)
+		return check(res, key, e->limit, &limit, !rl, value, errs);
+	return check(res, key, e->request, &request, !rr, value, errs);
+}
+
+int vgpu_resolve(const struct vgpu_family *f, const struct vgpu_pair *limits,
+		 size_t nlimits, const struct vgpu_pair *requests,
+		 size_t nrequests, struct vgpu_request *out,
+		 struct vgpu_errors *errs)
+{
+	struct vgpu_errors found = { 0 };
+	struct vgpu_request r = { 0 };
+	const char *mem = vgpu_family_resource(f, VGPU_MEMORY);
+	const char *pct = vgpu_family_resource(f, VGPU_MEMORY_PERCENTAGE);
+	int first = 0;
+	int i;
+
+	for (i = 0; i < VGPU_NRESOURCES; i++) {
+		const char *key = vgpu_family_resource(f, i);
+		struct entry e = { NULL, NULL };
+		int rc;
+
+		if (!key)
+			continue;
+		e.limit = find(limits, nlimits, key);
+		e.request = find(requests, nrequests, key);
+		if (!e.limit && !e.request)
+			continue;
+		rc = read_entry(i, key, &e, &r.value[i], &found);
+		if (rc) {
+			if (!first)
+				first = rc;
+			continue;
+		}
+		r.present |= VGPU_BIT(i);
+		if (!e.limit)
+			r.copied |= VGPU_BIT(i);
+	}
+	if (mem && pct &&
+	    (find(limits, nlimits, mem) || find(requests, nrequests, mem)) &&
+	    (find(limits, nlimits, pct) || find(requests, nrequests, pct))) {
+		if (found.count < VGPU_MAX_ERRORS) {
+			struct vgpu_error *e = &found.error[found.count++];
+
+			e->code = VGPU_ECONFLICT;
+			e->key = mem;
+			e->value[0] = '\0';
+			snprintf(e->message, sizeof(e->message),
+				 "%.90s and %.90s are both set; give one", mem,
+				 pct);
+		}
+		if (!first)
+			first = VGPU_ECONFLICT;
+	}
+	if (first) {
+		*errs = found;
+		return first;
+	}
+
+	/* Step 3 and 4: is this a vGPU container of the family? */
+	if (r.present & VGPU_BIT(VGPU_COUNT)) {
+		r.kind = r.value[VGPU_COUNT] ? VGPU_KIND_SHARED : VGPU_KIND_ZERO;
+	} else if (r.present & (VGPU_BIT(VGPU_MEMORY) |
+				VGPU_BIT(VGPU_MEMORY_PERCENTAGE) |
+				VGPU_BIT(VGPU_CORES))) {
+		if (f->default_gpu_num > 0) {
+			r.kind = VGPU_KIND_SHARED;
+			r.value[VGPU_COUNT] = f->default_gpu_num;
+			r.present |= VGPU_BIT(VGPU_COUNT);
+			r.defaulted |= VGPU_BIT(VGPU_COUNT);
+		} else {
+			r.kind = VGPU_KIND_SKIPPED;
+			r.copied = 0; /* the family's keys are left alone */
+		}
+	} else {
+		r.kind = VGPU_KIND_NONE;
+	}
+
+	/* Step 5: memory and cores of a vGPU container. */
+	if (r.kind == VGPU_KIND_SHARED) {
+		if (!(r.present & (VGPU_BIT(VGPU_MEMORY) |
+				   VGPU_BIT(VGPU_MEMORY_PERCENTAGE)))) {
+			if (f->default_memory > 0) {
+				r.value[VGPU_MEMORY] = f->default_memory;
+				r.present |= VGPU_BIT(VGPU_MEMORY);
+				r.defaulted |= VGPU_BIT(VGPU_MEMORY);
+			} else if (pct) {
+				r.value[VGPU_MEMORY_PERCENTAGE] = 100;
+				r.present |= VGPU_BIT(VGPU_MEMORY_PERCENTAGE);
+				r.defaulted |= VGPU_BIT(VGPU_MEMORY_PERCENTAGE);
+			}
+		}
+		if (!(r.present & VGPU_BIT(VGPU_CORES)) &&
+		    vgpu_family_resource(f, VGPU_CORES)) {
+			if (f->default_cores > 0) {
+				r.value[VGPU_CORES] = f->default_cores;
+				r.present |= VGPU_BIT(VGPU_CORES);
+				r.defaulted |= VGPU_BIT(VGPU_CORES);
+			} else if ((r.present &
+				    VGPU_BIT(VGPU_MEMORY_PERCENTAGE)) &&
+				   r.value[VGPU_MEMORY_PERCENTAGE] == 100) {
+				r.value[VGPU_CORES] = 100;
+				r.present |= VGPU_BIT(VGPU_CORES);
+				r.defaulted |= VGPU_BIT(VGPU_CORES);
+			}
+		}
+	}
+	*out = r;
+	return 0;
+}
