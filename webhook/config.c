@@ -1,0 +1,695 @@
+/*
+ * config.c - built-in defaults, the JSON config file, the common flags.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "util.h"
+
+#define DEFAULT_SCHEDULER "hami-scheduler"
+
+static void fail(char *err, size_t errlen, const char *fmt, ...)
+	UTIL_PRINTF(3, 4);
+
+static void fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* Replaces *dst with a copy of s; -1 when out of memory. */
+static int set_string(char **dst, const char *s)
+{
+	char *copy = strdup(s);
+
+	if (!copy)
+		return -1;
+	free(*dst);
+	*dst = copy;
+	return 0;
+}
+
+/* Points the family's borrowed strings at the device's own. */
+static void device_link(struct device *d)
+{
+	int i;
+
+	d->family.name = d->name;
+	for (i = 0; i < VGPU_NRESOURCES; i++)
+		d->family.resource[i] = d->resource[i];
+}
+
+static void device_release(struct device *d)
+{
+	int i;
+
+	free(d->name);
+	for (i = 0; i < VGPU_NRESOURCES; i++)
+		free(d->resource[i]);
+	free(d->runtime_class_name);
+	free(d->gpu_core_policy);
+	free(d->active_oom_killer);
+	json_decref(d->tolerations);
+	memset(d, 0, sizeof(*d));
+}
+
+/* Fills d with empty strings and no tolerations; -1 when out of memory. */
+static int device_init_empty(struct device *d)
+{
+	int i;
+
+	memset(d, 0, sizeof(*d));
+	if (set_string(&d->name, "") || set_string(&d->runtime_class_name, "") ||
+	    set_string(&d->gpu_core_policy, "") ||
+	    set_string(&d->active_oom_killer, "") ||
+	    !(d->tolerations = json_array()))
+		goto fail;
+	for (i = 0; i < VGPU_NRESOURCES; i++)
+		if (set_string(&d->resource[i], ""))
+			goto fail;
+	device_link(d);
+	return 0;
+fail:
+	device_release(d);
+	return -1;
+}
+
+static void devices_free(struct device *devices, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		device_release(&devices[i]);
+	free(devices);
+}
+
+/* The built-in NVIDIA family of SPEC section 2. */
+static int device_init_nvidia(struct device *d)
+{
+	const struct vgpu_family *nv = &vgpu_family_nvidia;
+	json_t *toleration;
+	int i;
+
+	if (device_init_empty(d))
+		return -1;
+	if (set_string(&d->name, nv->name))
+		goto fail;
+	for (i = 0; i < VGPU_NRESOURCES; i++)
+		if (set_string(&d->resource[i], nv->resource[i]))
+			goto fail;
+	d->family.default_gpu_num = nv->default_gpu_num;
+	d->family.default_memory = nv->default_memory;
+	d->family.default_cores = nv->default_cores;
+	toleration = json_pack("{s:s, s:s, s:s}", "key", "nvidia.com/gpu",
+			       "operator", "Exists", "effect", "NoSchedule");
+	if (json_array_append_new(d->tolerations, toleration))
+		goto fail;
+	device_link(d);
+	return 0;
+fail:
+	device_release(d);
+	return -1;
+}
+
+int config_init(struct config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->force_overwrite_default_scheduler = true;
+	cfg->privileged_policy = POLICY_DENY;
+	cfg->node_name_policy = POLICY_DENY;
+	if (set_string(&cfg->scheduler_name, DEFAULT_SCHEDULER) ||
+	    set_string(&cfg->node_scheduler_policy, "") ||
+	    set_string(&cfg->gpu_scheduler_policy, ""))
+		goto fail;
+	cfg->devices = calloc(1, sizeof(*cfg->devices));
+	if (!cfg->devices || device_init_nvidia(&cfg->devices[0]))
+		goto fail;
+	cfg->ndevices = 1;
+	return 0;
+fail:
+	config_release(cfg);
+	return -1;
+}
+
+void config_release(struct config *cfg)
+{
+	free(cfg->scheduler_name);
+	free(cfg->node_scheduler_policy);
+	free(cfg->gpu_scheduler_policy);
+	devices_free(cfg->devices, cfg->ndevices);
+	memset(cfg, 0, sizeof(*cfg));
+}
+
+/* ------------------------------------------------------------------------
+ * The JSON file
+ */
+
+/* Where a value sits in the file, for messages: "devices[0].tolerations". */
+struct where {
+	const char *file;
+	char *err;
+	size_t errlen;
+};
+
+static const char *type_name(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+		return "an integer";
+	case JSON_REAL:
+		return "a number";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "a boolean";
+	default:
+		return "null";
+	}
+}
+
+static int bad_type(struct where *w, const char *path, const char *want,
+		    const json_t *v)
+{
+	fail(w->err, w->errlen, "config %s: %s: expected %s, got %s", w->file,
+	     path, want, type_name(v));
+	return -1;
+}
+
+static int read_string(struct where *w, const char *path, const json_t *v,
+		       char **dst)
+{
+	if (!json_is_string(v))
+		return bad_type(w, path, "a string", v);
+	if (strlen(json_string_value(v)) != json_string_length(v)) {
+		fail(w->err, w->errlen, "config %s: %s: contains a NUL byte",
+		     w->file, path);
+		return -1;
+	}
+	if (set_string(dst, json_string_value(v))) {
+		fail(w->err, w->errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+static int read_bool(struct where *w, const char *path, const json_t *v,
+		     bool *dst)
+{
+	if (!json_is_boolean(v))
+		return bad_type(w, path, "a boolean", v);
+	*dst = json_is_true(v);
+	return 0;
+}
+
+static int read_int(struct where *w, const char *path, const json_t *v,
+		    int64_t *dst)
+{
+	if (!json_is_integer(v))
+		return bad_type(w, path, "an integer", v);
+	*dst = json_integer_value(v);
+	return 0;
+}
+
+/* One of a fixed set of strings; *index gets its position. */
+static int read_choice(struct where *w, const char *path, const json_t *v,
+		       const char *const *choices, size_t n, int *index)
+{
+	struct buf list = BUF_INIT;
+	size_t i;
+
+	if (!json_is_string(v))
+		return bad_type(w, path, "a string", v);
+	for (i = 0; i < n; i++) {
+		if (!strcmp(json_string_value(v), choices[i])) {
+			*index = (int)i;
+			return 0;
+		}
+	}
+	for (i = 0; i < n; i++)
+		buf_addf(&list, "%s\"%s\"", i ? ", " : "", choices[i]);
+	fail(w->err, w->errlen, "config %s: %s: \"%.64s\" is not one of %s",
+	     w->file, path, json_string_value(v), buf_str(&list));
+	buf_release(&list);
+	return -1;
+}
+
+static int unknown_key(struct where *w, const char *path, const char *key)
+{
+	fail(w->err, w->errlen, "config %s: unknown key \"%s%s%.64s\"", w->file,
+	     path, path[0] ? "." : "", key);
+	return -1;
+}
+
+static int missing_key(struct where *w, const char *path, const char *key)
+{
+	fail(w->err, w->errlen, "config %s: %s: missing required key \"%s\"",
+	     w->file, path, key);
+	return -1;
+}
+
+static const char *const effects[] = { "", "NoSchedule", "PreferNoSchedule",
+				       "NoExecute" };
+static const char *const operators[] = { "", "Equal", "Exists" };
+
+/*
+ * Validates one toleration as Kubernetes does (ValidateTolerations) and
+ * appends a copy with its keys in a fixed order to out.
+ */
+static int read_toleration(struct where *w, const char *path, const json_t *v,
+			   json_t *out)
+{
+	static const char *const keys[] = { "key", "operator", "value",
+					    "effect", "tolerationSeconds" };
+	const char *key = "", *op = "", *value = "", *effect = "";
+	const json_t *seconds = NULL, *item;
+	const char *k;
+	json_t *copy;
+	char sub[256];
+	size_t i;
+	int index;
+
+	if (!json_is_object(v))
+		return bad_type(w, path, "an object", v);
+	json_object_foreach((json_t *)v, k, item) {
+		for (i = 0; i < 5 && strcmp(k, keys[i]); i++)
+			;
+		if (i == 5)
+			return unknown_key(w, path, k);
+		snprintf(sub, sizeof(sub), "%s.%.64s", path, k);
+		if (i == 4) {
+			if (!json_is_integer(item))
+				return bad_type(w, sub, "an integer", item);
+			seconds = item;
+			continue;
+		}
+		if (!json_is_string(item))
+			return bad_type(w, sub, "a string", item);
+		if (i == 1 && read_choice(w, sub, item, operators, 3, &index))
+			return -1;
+		if (i == 3 && read_choice(w, sub, item, effects, 4, &index))
+			return -1;
+		*(i == 0 ? &key : i == 1 ? &op : i == 2 ? &value : &effect) =
+			json_string_value(item);
+	}
+	if (key[0] && !vgpu_qualified_name_validn(key, strlen(key))) {
+		fail(w->err, w->errlen,
+		     "config %s: %s.key: \"%.64s\" is not a qualified name",
+		     w->file, path, key);
+		return -1;
+	}
+	if (!key[0] && strcmp(op, "Exists")) {
+		fail(w->err, w->errlen,
+		     "config %s: %s.operator: must be \"Exists\" when key is empty",
+		     w->file, path);
+		return -1;
+	}
+	if (!strcmp(op, "Exists") && value[0]) {
+		fail(w->err, w->errlen,
+		     "config %s: %s.value: must be empty when operator is \"Exists\"",
+		     w->file, path);
+		return -1;
+	}
+	if (strcmp(op, "Exists") && !vgpu_label_value_validn(value,
+							      strlen(value))) {
+		fail(w->err, w->errlen,
+		     "config %s: %s.value: \"%.64s\" is not a valid label value",
+		     w->file, path, value);
+		return -1;
+	}
+	if (seconds && strcmp(effect, "NoExecute")) {
+		fail(w->err, w->errlen,
+		     "config %s: %s.effect: must be \"NoExecute\" when tolerationSeconds is set",
+		     w->file, path);
+		return -1;
+	}
+	copy = json_object();
+	if (!copy)
+		goto oom;
+	for (i = 0; i < 5; i++) {
+		json_t *item_v = json_object_get(v, keys[i]);
+
+		if (item_v && json_object_set(copy, keys[i], item_v))
+			goto oom;
+	}
+	if (json_array_append_new(out, copy))
+		goto oom;
+	return 0;
+oom:
+	fail(w->err, w->errlen, "out of memory");
+	return -1;
+}
+
+static const char *const core_policies[] = { "", "default", "force",
+					     "disable" };
+static const char *const oom_killers[] = { "", "true", "false" };
+
+/* Reads devices[index] into d (which device_init_empty() prepared). */
+static int read_device(struct where *w, size_t index, const json_t *v,
+		       struct device *d)
+{
+	static const char *const required[] = {
+		"name", "resourceCountName", "resourceMemoryName",
+		"defaultGPUNum", "defaultMemory", "defaultCores", "tolerations"
+	};
+	const json_t *item;
+	const char *key;
+	char path[32], sub[128];
+	size_t i;
+	int choice;
+
+	snprintf(path, sizeof(path), "devices[%zu]", index);
+	if (!json_is_object(v))
+		return bad_type(w, path, "an object", v);
+	for (i = 0; i < sizeof(required) / sizeof(required[0]); i++)
+		if (!json_object_get(v, required[i]))
+			return missing_key(w, path, required[i]);
+	json_object_foreach((json_t *)v, key, item) {
+		int res;
+
+		snprintf(sub, sizeof(sub), "%s.%.64s", path, key);
+		for (res = 0; res < VGPU_NRESOURCES; res++)
+			if (!strcmp(key, vgpu_resource_config_key(res)))
+				break;
+		if (res < VGPU_NRESOURCES) {
+			if (read_string(w, sub, item, &d->resource[res]))
+				return -1;
+		} else if (!strcmp(key, "name")) {
+			if (read_string(w, sub, item, &d->name))
+				return -1;
+		} else if (!strcmp(key, "defaultGPUNum")) {
+			if (read_int(w, sub, item, &d->family.default_gpu_num))
+				return -1;
+		} else if (!strcmp(key, "defaultMemory")) {
+			if (read_int(w, sub, item, &d->family.default_memory))
+				return -1;
+		} else if (!strcmp(key, "defaultCores")) {
+			if (read_int(w, sub, item, &d->family.default_cores))
+				return -1;
+		} else if (!strcmp(key, "runtimeClassName")) {
+			if (read_string(w, sub, item, &d->runtime_class_name))
+				return -1;
+		} else if (!strcmp(key, "gpuCorePolicy")) {
+			if (read_choice(w, sub, item, core_policies, 4,
+					&choice) ||
+			    read_string(w, sub, item, &d->gpu_core_policy))
+				return -1;
+		} else if (!strcmp(key, "activeOOMKiller")) {
+			if (read_choice(w, sub, item, oom_killers, 3, &choice) ||
+			    read_string(w, sub, item, &d->active_oom_killer))
+				return -1;
+		} else if (!strcmp(key, "overwriteEnv")) {
+			if (read_bool(w, sub, item, &d->overwrite_env))
+				return -1;
+		} else if (!strcmp(key, "tolerations")) {
+			size_t t;
+			const json_t *tol;
+
+			if (!json_is_array(item))
+				return bad_type(w, sub, "an array", item);
+			json_array_foreach(item, t, tol) {
+				char tpath[160];
+
+				snprintf(tpath, sizeof(tpath), "%s[%zu]", sub, t);
+				if (read_toleration(w, tpath, tol,
+						    d->tolerations))
+					return -1;
+			}
+		} else {
+			return unknown_key(w, path, key);
+		}
+	}
+	device_link(d);
+	return 0;
+}
+
+static int read_devices(struct where *w, struct config *cfg, const json_t *v)
+{
+	struct device *devices;
+	size_t n = json_array_size(v), i, ready = 0;
+
+	if (!json_is_array(v))
+		return bad_type(w, "devices", "an array", v);
+	devices = calloc(n ? n : 1, sizeof(*devices));
+	if (!devices)
+		goto oom;
+	for (i = 0; i < n; i++) {
+		if (device_init_empty(&devices[i]))
+			goto oom;
+		ready++;
+		if (read_device(w, i, json_array_get(v, i), &devices[i]))
+			goto fail;
+	}
+	devices_free(cfg->devices, cfg->ndevices);
+	cfg->devices = devices;
+	cfg->ndevices = n;
+	return 0;
+oom:
+	fail(w->err, w->errlen, "out of memory");
+fail:
+	devices_free(devices, ready);
+	return -1;
+}
+
+static const char *const actions[] = { "deny", "warn" };
+static const char *const scheduler_policies[] = { "", "binpack", "spread" };
+
+static int read_scheduler_policy(struct where *w, struct config *cfg,
+				 const json_t *v)
+{
+	const json_t *item;
+	const char *key;
+	int choice;
+
+	if (!json_is_object(v))
+		return bad_type(w, "schedulerPolicy", "an object", v);
+	json_object_foreach((json_t *)v, key, item) {
+		char **dst;
+		const char *path;
+
+		if (!strcmp(key, "node")) {
+			dst = &cfg->node_scheduler_policy;
+			path = "schedulerPolicy.node";
+		} else if (!strcmp(key, "gpu")) {
+			dst = &cfg->gpu_scheduler_policy;
+			path = "schedulerPolicy.gpu";
+		} else {
+			return unknown_key(w, "schedulerPolicy", key);
+		}
+		if (read_choice(w, path, item, scheduler_policies, 3, &choice) ||
+		    read_string(w, path, item, dst))
+			return -1;
+	}
+	return 0;
+}
+
+int config_load_file(struct config *cfg, const char *path, char *err,
+		     size_t errlen)
+{
+	struct where w = { path, err, errlen };
+	json_error_t jerr;
+	const json_t *item;
+	const char *key;
+	json_t *root;
+	int choice, rc = -1;
+
+	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		fail(err, errlen, "config %s: %s (line %d, column %d)", path,
+		     jerr.text, jerr.line, jerr.column);
+		return -1;
+	}
+	if (!json_is_object(root)) {
+		bad_type(&w, "(top level)", "an object", root);
+		goto out;
+	}
+	json_object_foreach(root, key, item) {
+		if (!strcmp(key, "schedulerName")) {
+			if (read_string(&w, key, item, &cfg->scheduler_name))
+				goto out;
+		} else if (!strcmp(key, "forceOverwriteDefaultScheduler")) {
+			if (read_bool(&w, key, item,
+				      &cfg->force_overwrite_default_scheduler))
+				goto out;
+		} else if (!strcmp(key, "privilegedPolicy")) {
+			if (read_choice(&w, key, item, actions, 2, &choice))
+				goto out;
+			cfg->privileged_policy = (enum policy_action)choice;
+		} else if (!strcmp(key, "nodeNamePolicy")) {
+			if (read_choice(&w, key, item, actions, 2, &choice))
+				goto out;
+			cfg->node_name_policy = (enum policy_action)choice;
+		} else if (!strcmp(key, "schedulerPolicy")) {
+			if (read_scheduler_policy(&w, cfg, item))
+				goto out;
+		} else if (!strcmp(key, "devices")) {
+			if (read_devices(&w, cfg, item))
+				goto out;
+		} else {
+			unknown_key(&w, "", key);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	json_decref(root);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * Flags
+ */
+
+/* A decimal integer in [0, max], with nothing else around it. */
+static int parse_count(const char *s, int64_t max, int64_t *out)
+{
+	char *end;
+	intmax_t v;
+
+	if (!s[0] || s[0] < '0' || s[0] > '9')
+		return -1;
+	errno = 0;
+	v = strtoimax(s, &end, 10);
+	if (errno || *end || v < 0 || v > max)
+		return -1;
+	*out = (int64_t)v;
+	return 0;
+}
+
+int config_set_flag(struct config *cfg, const char *name, const char *value,
+		    char *err, size_t errlen)
+{
+	static const struct {
+		const char *flag;
+		const char *key;
+		int64_t max;
+		size_t offset;
+	} numbers[] = {
+		{ "default-gpu-num", "defaultGPUNum", VGPU_MAX_COUNT,
+		  offsetof(struct vgpu_family, default_gpu_num) },
+		{ "default-mem", "defaultMemory", VGPU_MAX_MEMORY,
+		  offsetof(struct vgpu_family, default_memory) },
+		{ "default-cores", "defaultCores", VGPU_MAX_CORES,
+		  offsetof(struct vgpu_family, default_cores) },
+	};
+	size_t i;
+
+	if (!strcmp(name, "scheduler-name")) {
+		if (!vgpu_dns_subdomain_validn(value, strlen(value))) {
+			fail(err, errlen,
+			     "--scheduler-name: \"%.64s\" is not a DNS-1123 subdomain",
+			     value);
+			return -1;
+		}
+		if (set_string(&cfg->scheduler_name, value)) {
+			fail(err, errlen, "out of memory");
+			return -1;
+		}
+		return 0;
+	}
+	for (i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++) {
+		int64_t v;
+
+		if (strcmp(name, numbers[i].flag))
+			continue;
+		if (parse_count(value, numbers[i].max, &v)) {
+			fail(err, errlen,
+			     "--%s: \"%.64s\" is not a whole number in 0..%lld",
+			     name, value, (long long)numbers[i].max);
+			return -1;
+		}
+		if (!cfg->ndevices) {
+			fail(err, errlen,
+			     "--%s: the configuration has no device family",
+			     name);
+			return -1;
+		}
+		*(int64_t *)((char *)&cfg->devices[0].family +
+			     numbers[i].offset) = v;
+		return 0;
+	}
+	return 1;
+}
+
+/* ------------------------------------------------------------------------
+ * Validation
+ */
+
+static int check_device(const struct device *d, size_t index, char *err,
+			size_t errlen)
+{
+	struct vgpu_error e;
+
+	if (vgpu_family_check(&d->family, &e)) {
+		fail(err, errlen, "devices[%zu].%s", index, e.message);
+		return -1;
+	}
+	if (d->runtime_class_name[0] &&
+	    !vgpu_dns_subdomain_validn(d->runtime_class_name,
+				       strlen(d->runtime_class_name))) {
+		fail(err, errlen,
+		     "devices[%zu].runtimeClassName: \"%.64s\" is not a DNS-1123 subdomain",
+		     index, d->runtime_class_name);
+		return -1;
+	}
+	return 0;
+}
+
+int config_check(struct config *cfg, char *err, size_t errlen)
+{
+	size_t i, j;
+	int r, s;
+
+	if (!vgpu_dns_subdomain_validn(cfg->scheduler_name,
+				       strlen(cfg->scheduler_name))) {
+		fail(err, errlen,
+		     "schedulerName: \"%.64s\" is not a non-empty DNS-1123 subdomain",
+		     cfg->scheduler_name);
+		return -1;
+	}
+	cfg->any_overwrite_env = false;
+	for (i = 0; i < cfg->ndevices; i++) {
+		const struct device *d = &cfg->devices[i];
+
+		if (check_device(d, i, err, errlen))
+			return -1;
+		cfg->any_overwrite_env |= d->overwrite_env;
+		for (j = 0; j < i; j++) {
+			const struct device *o = &cfg->devices[j];
+
+			if (!strcmp(d->name, o->name)) {
+				fail(err, errlen,
+				     "devices[%zu].name: \"%.64s\" is also the name of devices[%zu]",
+				     i, d->name, j);
+				return -1;
+			}
+			for (r = 0; r < VGPU_NRESOURCES; r++) {
+				for (s = 0; s < VGPU_NRESOURCES; s++) {
+					if (!d->resource[r][0] ||
+					    strcmp(d->resource[r],
+						   o->resource[s]))
+						continue;
+					fail(err, errlen,
+					     "devices[%zu].%s: \"%.64s\" is also devices[%zu].%s",
+					     i, vgpu_resource_config_key(r),
+					     d->resource[r], j,
+					     vgpu_resource_config_key(s));
+					return -1;
+				}
+			}
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,83 @@
+/*
+ * config.h - the policy configuration (SPEC section 2): built-in defaults,
+ * the JSON file, the common flags, and their validation.
+ *
+ * Life cycle: config_init() fills the built-in defaults; config_load_file()
+ * replaces what the file gives; config_set_flag() overrides single keys;
+ * config_check() validates the result.  A checked config is only read
+ * afterwards, so any number of threads may share it.
+ */
+#ifndef CONFIG_H
+#define CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "vgpu.h"
+
+enum policy_action {
+	POLICY_DENY,
+	POLICY_WARN,
+};
+
+/* One device family and what the webhook writes for it. */
+struct device {
+	struct vgpu_family family; /* its strings point at the fields below */
+	char *name;
+	char *resource[VGPU_NRESOURCES]; /* "" when absent */
+	char *runtime_class_name;        /* "" when absent */
+	char *gpu_core_policy;           /* "", default, force or disable */
+	char *active_oom_killer;         /* "", true or false */
+	bool overwrite_env;
+	json_t *tolerations; /* array of validated toleration objects */
+};
+
+struct config {
+	char *scheduler_name;
+	bool force_overwrite_default_scheduler;
+	enum policy_action privileged_policy;
+	enum policy_action node_name_policy;
+	char *node_scheduler_policy; /* "", binpack or spread */
+	char *gpu_scheduler_policy;  /* "", binpack or spread */
+	struct device *devices;
+	size_t ndevices;
+	bool any_overwrite_env; /* set by config_check() */
+};
+
+/* Fills the built-in configuration.  Returns 0, or -1 out of memory. */
+int config_init(struct config *cfg) __attribute__((warn_unused_result));
+
+/* Frees everything cfg owns.  Accepts a zeroed or released config. */
+void config_release(struct config *cfg);
+
+/*
+ * Reads the JSON file path over cfg: each key the file gives replaces the
+ * built-in value, and "devices" replaces the whole list.  Unknown keys at
+ * any level, wrong types and bad values are refused.  Returns 0, or -1 with
+ * a message naming the file and the key in err[0..errlen).
+ */
+int config_load_file(struct config *cfg, const char *path, char *err,
+		     size_t errlen) __attribute__((warn_unused_result));
+
+/*
+ * Applies a common flag: name is the flag without dashes
+ * ("scheduler-name", "default-gpu-num", "default-mem", "default-cores").
+ * Returns 0 when applied, 1 when name is not a common flag, -1 for a bad
+ * value with a message in err.  "config" is not handled here: main loads
+ * the file first.
+ */
+int config_set_flag(struct config *cfg, const char *name, const char *value,
+		    char *err, size_t errlen)
+	__attribute__((warn_unused_result));
+
+/*
+ * Validates the whole configuration (ranges, names, uniqueness of family
+ * and resource names) and computes derived fields.  Returns 0, or -1 with a
+ * message naming the key.
+ */
+int config_check(struct config *cfg, char *err, size_t errlen)
+	__attribute__((warn_unused_result));
+
+#endif /* CONFIG_H */

@@ -1,0 +1,366 @@
+/*
+ * main.c - the vgpu-webhook command: serve, review, default, version.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "policy.h"
+#include "review.h"
+#include "serve.h"
+
+#define PROG "vgpu-webhook"
+
+/* Input larger than this is refused by review and default. */
+#define INPUT_MAX (64u << 20)
+
+static const char usage[] =
+	"usage: " PROG " serve   [flags]\n"
+	"       " PROG " review  [flags] [FILE|-]   decide one AdmissionReview\n"
+	"       " PROG " default [flags] [FILE|-]   default one Pod\n"
+	"       " PROG " version\n"
+	"\n"
+	"flags of every command:\n"
+	"  --config FILE             JSON policy configuration\n"
+	"  --scheduler-name NAME     schedulerName (default hami-scheduler)\n"
+	"  --default-gpu-num N       defaultGPUNum of the first device family\n"
+	"  --default-mem MIB         defaultMemory of the first device family\n"
+	"  --default-cores PCT       defaultCores of the first device family\n"
+	"flags of serve:\n"
+	"  --listen HOST:PORT        HTTPS address (default 0.0.0.0:9443)\n"
+	"  --tls-cert-file FILE      serving certificate (PEM, required)\n"
+	"  --tls-private-key-file F  its private key (PEM, required)\n"
+	"  --tls-client-ca-file FILE require client certificates from this CA\n"
+	"  --metrics-listen ADDR     HTTP /metrics, /healthz, /readyz\n"
+	"                            (default 0.0.0.0:9090; \"\" disables)\n"
+	"  --log-format text|json    log line format (default text)\n"
+	"  -v LEVEL                  log verbosity (default 0)\n";
+
+enum command { CMD_SERVE, CMD_REVIEW, CMD_DEFAULT };
+
+struct flag {
+	const char *name;
+	const char *value;
+};
+
+/* Prints "what: arg" and the usage on stderr; returns the exit status 2. */
+static int usage_error(const char *what, const char *arg)
+{
+	fprintf(stderr, PROG ": %s%s%s\n\n%s", what, arg ? ": " : "",
+		arg ? arg : "", usage);
+	return 2;
+}
+
+/*
+ * Reads the whole of path ("-" for standard input) into a malloc'd buffer.
+ * Returns NULL with errno set (EFBIG past INPUT_MAX).
+ */
+static char *read_input(const char *path, size_t *len)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	size_t cap = 65536, n = 0;
+	char *data = NULL, *grown;
+	int saved;
+
+	if (!f)
+		return NULL;
+	for (;;) {
+		size_t got;
+
+		if (!data || n == cap) {
+			if (data && cap >= INPUT_MAX) {
+				errno = EFBIG;
+				goto fail;
+			}
+			if (data)
+				cap *= 2;
+			grown = realloc(data, cap + 1);
+			if (!grown)
+				goto fail;
+			data = grown;
+		}
+		got = fread(data + n, 1, cap - n, f);
+		n += got;
+		if (got == 0) {
+			if (ferror(f)) {
+				errno = errno ? errno : EIO;
+				goto fail;
+			}
+			break;
+		}
+	}
+	if (f != stdin)
+		fclose(f);
+	data[n] = '\0';
+	*len = n;
+	return data;
+fail:
+	saved = errno;
+	free(data);
+	if (f != stdin)
+		fclose(f);
+	errno = saved;
+	return NULL;
+}
+
+static int run_review(const struct config *cfg, const char *path)
+{
+	struct review_answer ans;
+	size_t len;
+	char *body = read_input(path, &len);
+	int status;
+
+	if (!body) {
+		fprintf(stderr, PROG ": cannot read %s: %s\n", path,
+			strerror(errno));
+		return 1;
+	}
+	review_answer_init(&ans);
+	review_handlen(cfg, body, len, &ans);
+	free(body);
+	if (ans.http_status == 200) {
+		fwrite(ans.body, 1, ans.body_len, stdout);
+		fputc('\n', stdout);
+		status = fflush(stdout) ? 1 : 0;
+	} else {
+		fprintf(stderr, PROG ": %s\n", ans.body ? ans.body :
+			"out of memory");
+		status = 1;
+	}
+	review_answer_release(&ans);
+	return status;
+}
+
+static int run_default(const struct config *cfg, const char *path)
+{
+	struct decision d;
+	json_error_t jerr;
+	json_t *pod = NULL;
+	const char *kind;
+	char err[256], *out = NULL;
+	size_t len, i;
+	char *body = read_input(path, &len);
+	int status = 2;
+
+	if (!body) {
+		fprintf(stderr, PROG ": cannot read %s: %s\n", path,
+			strerror(errno));
+		return 2;
+	}
+	pod = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+	free(body);
+	if (!pod) {
+		fprintf(stderr, PROG ": %s is not JSON: %s (line %d, column %d)\n",
+			path, jerr.text, jerr.line, jerr.column);
+		return 2;
+	}
+	kind = json_string_value(json_object_get(pod, "kind"));
+	if (!json_is_object(pod) || !kind || strcmp(kind, "Pod")) {
+		fprintf(stderr, PROG ": not a Pod: %.64s\n",
+			kind ? kind : "(no kind)");
+		json_decref(pod);
+		return 2;
+	}
+	if (decision_init(&d)) {
+		json_decref(pod);
+		fprintf(stderr, PROG ": out of memory\n");
+		return 2;
+	}
+	if (policy_decide(cfg, pod, &d)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		goto out;
+	}
+	if (d.code) {
+		fprintf(stderr, PROG ": denied (%d %s): %s\n", d.code,
+			decision_reason(d.code), d.message);
+		status = 1;
+		goto out;
+	}
+	for (i = 0; i < json_array_size(d.warnings); i++)
+		fprintf(stderr, "warning: %s\n",
+			json_string_value(json_array_get(d.warnings, i)));
+	if (patch_apply(pod, &d.patch, err, sizeof(err))) {
+		fprintf(stderr, PROG ": %s\n", err);
+		goto out;
+	}
+	out = json_dumps(pod, JSON_INDENT(2));
+	if (!out) {
+		fprintf(stderr, PROG ": out of memory\n");
+		goto out;
+	}
+	fputs(out, stdout);
+	fputc('\n', stdout);
+	status = fflush(stdout) ? 2 : 0;
+out:
+	free(out);
+	decision_release(&d);
+	json_decref(pod);
+	return status;
+}
+
+static bool is_common_flag(const char *name)
+{
+	return !strcmp(name, "scheduler-name") ||
+	       !strcmp(name, "default-gpu-num") ||
+	       !strcmp(name, "default-mem") || !strcmp(name, "default-cores");
+}
+
+/*
+ * Builds the configuration: built-in defaults, then the file, then the
+ * flags in their order.  Returns 0, or 2 after a message.
+ */
+static int load_config(struct config *cfg, const char *file,
+		       const struct flag *flags, size_t nflags)
+{
+	char err[512];
+	size_t i;
+
+	if (config_init(cfg)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return 2;
+	}
+	if (file && config_load_file(cfg, file, err, sizeof(err)))
+		goto fail;
+	for (i = 0; i < nflags; i++)
+		if (config_set_flag(cfg, flags[i].name, flags[i].value, err,
+				    sizeof(err)))
+			goto fail;
+	if (config_check(cfg, err, sizeof(err))) {
+		if (file) {
+			char full[640];
+
+			snprintf(full, sizeof(full), "config %s: %s", file, err);
+			fprintf(stderr, PROG ": %s\n", full);
+			config_release(cfg);
+			return 2;
+		}
+		goto fail;
+	}
+	return 0;
+fail:
+	fprintf(stderr, PROG ": %s\n", err);
+	config_release(cfg);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	struct serve_options serve;
+	struct config cfg;
+	struct flag *flags;
+	enum command cmd;
+	const char *file = NULL, *config_file = NULL;
+	size_t nflags = 0;
+	int i, status;
+	bool positional_only = false;
+
+	if (argc < 2)
+		return usage_error("a command is required", NULL);
+	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+		if (argc > 2)
+			return usage_error("version takes no argument", argv[2]);
+		printf(PROG " %s\n", VGPU_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "-h")) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "serve"))
+		cmd = CMD_SERVE;
+	else if (!strcmp(argv[1], "review"))
+		cmd = CMD_REVIEW;
+	else if (!strcmp(argv[1], "default"))
+		cmd = CMD_DEFAULT;
+	else
+		return usage_error("unknown command", argv[1]);
+
+	serve_options_init(&serve);
+	flags = calloc((size_t)argc, sizeof(*flags));
+	if (!flags) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return 2;
+	}
+	for (i = 2; i < argc; i++) {
+		char *arg = argv[i], *eq;
+		const char *name, *value;
+		char err[256];
+		int rc;
+
+		if (positional_only || arg[0] != '-' || !strcmp(arg, "-")) {
+			if (cmd == CMD_SERVE || file) {
+				status = usage_error("unexpected argument", arg);
+				goto out_flags;
+			}
+			file = arg;
+			continue;
+		}
+		if (!strcmp(arg, "--")) {
+			positional_only = true;
+			continue;
+		}
+		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+			fputs(usage, stdout);
+			status = 0;
+			goto out_flags;
+		}
+		name = arg + (arg[1] == '-' ? 2 : 1);
+		if (arg[1] != '-' && strcmp(name, "v") && strncmp(name, "v=", 2)) {
+			status = usage_error("unknown flag", arg);
+			goto out_flags;
+		}
+		eq = strchr(arg, '=');
+		if (eq) {
+			*eq = '\0';
+			value = eq + 1;
+		} else if (i + 1 < argc) {
+			value = argv[++i];
+		} else {
+			status = usage_error("a value is missing for flag", arg);
+			goto out_flags;
+		}
+		if (!strcmp(name, "config")) {
+			config_file = value;
+			continue;
+		}
+		if (is_common_flag(name)) {
+			flags[nflags].name = name;
+			flags[nflags++].value = value;
+			continue;
+		}
+		rc = cmd == CMD_SERVE ? serve_options_set(&serve, name, value,
+							  err, sizeof(err))
+				      : 1;
+		if (rc == 1) {
+			status = usage_error("unknown flag", arg);
+			goto out_flags;
+		}
+		if (rc < 0) {
+			fprintf(stderr, PROG ": %s\n", err);
+			status = 2;
+			goto out_flags;
+		}
+	}
+
+	status = load_config(&cfg, config_file, flags, nflags);
+	if (status)
+		goto out_flags;
+	switch (cmd) {
+	case CMD_SERVE:
+		status = serve_run(&cfg, &serve);
+		break;
+	case CMD_REVIEW:
+		status = run_review(&cfg, file ? file : "-");
+		break;
+	case CMD_DEFAULT:
+		status = run_default(&cfg, file ? file : "-");
+		break;
+	}
+	config_release(&cfg);
+out_flags:
+	free(flags);
+	return status;
+}

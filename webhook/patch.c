@@ -1,0 +1,164 @@
+/*
+ * patch.c - RFC 6902 operations: build, encode, apply.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "patch.h"
+
+int patch_init(struct patch *p)
+{
+	p->ops = json_array();
+	return p->ops ? 0 : -1;
+}
+
+void patch_release(struct patch *p)
+{
+	json_decref(p->ops);
+	p->ops = NULL;
+}
+
+size_t patch_count(const struct patch *p)
+{
+	return json_array_size(p->ops);
+}
+
+int patch_push(struct patch *p, const char *op, const char *path,
+	       json_t *value)
+{
+	json_t *o;
+
+	if (!value)
+		return -1;
+	o = json_pack("{s:s, s:s, s:o}", "op", op, "path", path, "value",
+		      value);
+	return json_array_append_new(p->ops, o);
+}
+
+void pointer_append(struct buf *b, const char *key)
+{
+	const char *s;
+
+	buf_addn(b, "/", 1);
+	for (s = key; *s; s++) {
+		if (*s == '~')
+			buf_addn(b, "~0", 2);
+		else if (*s == '/')
+			buf_addn(b, "~1", 2);
+		else
+			buf_addn(b, s, 1);
+	}
+}
+
+char *patch_encode(const struct patch *p)
+{
+	char *json, *b64;
+
+	json = json_dumps(p->ops, JSON_COMPACT);
+	if (!json)
+		return NULL;
+	b64 = util_base64(json, strlen(json), NULL);
+	free(json);
+	return b64;
+}
+
+/*
+ * Decodes the next reference token of the pointer at *path into tok (at
+ * most size bytes with the NUL).  Returns 0 and advances *path, or -1.
+ */
+static int next_token(const char **path, char *tok, size_t size)
+{
+	const char *s = *path + 1;
+	size_t n = 0;
+
+	for (; *s && *s != '/'; s++) {
+		char c = *s;
+
+		if (c == '~') {
+			if (s[1] != '0' && s[1] != '1')
+				return -1;
+			c = *++s == '0' ? '~' : '/';
+		}
+		if (n + 1 >= size)
+			return -1;
+		tok[n++] = c;
+	}
+	tok[n] = '\0';
+	*path = s;
+	return 0;
+}
+
+/* An array index token: digits without a leading zero, below size. */
+static int parse_index(const char *tok, size_t size, size_t *index)
+{
+	size_t v = 0;
+	const char *s;
+
+	if (!tok[0] || (tok[0] == '0' && tok[1]))
+		return -1;
+	for (s = tok; *s; s++) {
+		if (*s < '0' || *s > '9' || v > size)
+			return -1;
+		v = v * 10 + (size_t)(*s - '0');
+	}
+	if (v >= size)
+		return -1;
+	*index = v;
+	return 0;
+}
+
+static int apply_one(json_t *doc, const char *op, const char *path,
+		     json_t *value)
+{
+	char tok[512];
+	json_t *parent = doc;
+	size_t index;
+
+	if (path[0] != '/')
+		return -1;
+	for (;;) {
+		if (next_token(&path, tok, sizeof(tok)))
+			return -1;
+		if (!*path)
+			break;
+		if (json_is_object(parent))
+			parent = json_object_get(parent, tok);
+		else if (json_is_array(parent) &&
+			 !parse_index(tok, json_array_size(parent), &index))
+			parent = json_array_get(parent, index);
+		else
+			return -1;
+		if (!parent)
+			return -1;
+	}
+	if (!strcmp(op, "add") && json_is_object(parent))
+		return json_object_set(parent, tok, value);
+	if (!strcmp(op, "add") && json_is_array(parent) && !strcmp(tok, "-"))
+		return json_array_append(parent, value);
+	if (!strcmp(op, "replace") && json_is_array(parent) &&
+	    !parse_index(tok, json_array_size(parent), &index))
+		return json_array_set(parent, index, value);
+	return -1;
+}
+
+int patch_apply(json_t *doc, const struct patch *p, char *err, size_t errlen)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(p->ops, i, o) {
+		const char *op = json_string_value(json_object_get(o, "op"));
+		const char *path = json_string_value(json_object_get(o, "path"));
+		json_t *value = json_deep_copy(json_object_get(o, "value"));
+		int rc = value ? apply_one(doc, op, path, value) : -1;
+
+		json_decref(value);
+		if (rc) {
+			snprintf(err, errlen, "cannot apply %s at %.200s", op,
+				 path);
+			return -1;
+		}
+	}
+	return 0;
+}

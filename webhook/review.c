@@ -1,0 +1,235 @@
+/*
+ * review.c - AdmissionReview in, AdmissionReview out (SPEC section 5).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy.h"
+#include "review.h"
+#include "util.h"
+
+#define CONTENT_JSON "application/json"
+#define CONTENT_TEXT "text/plain; charset=utf-8"
+
+const char *review_outcome_name(enum review_outcome outcome)
+{
+	switch (outcome) {
+	case REVIEW_PATCHED:
+		return "patched";
+	case REVIEW_ALLOWED:
+		return "allowed";
+	case REVIEW_DENIED:
+		return "denied";
+	default:
+		return "error";
+	}
+}
+
+void review_answer_init(struct review_answer *ans)
+{
+	memset(ans, 0, sizeof(*ans));
+	ans->http_status = 500;
+	ans->content_type = CONTENT_TEXT;
+	ans->outcome = REVIEW_ERROR;
+}
+
+void review_answer_release(struct review_answer *ans)
+{
+	free(ans->body);
+	ans->body = NULL;
+	ans->body_len = 0;
+}
+
+/* Sets a text answer (400 or 500): one line, masked.  Returns -1. */
+static int text_answer(struct review_answer *ans, int status,
+		       const char *reason)
+{
+	char line[512];
+	size_t n = util_mask_cut(line, sizeof(line) - 1, reason,
+				 strlen(reason), 400);
+
+	free(ans->body);
+	ans->content_type = CONTENT_TEXT;
+	ans->outcome = REVIEW_ERROR;
+	ans->body = malloc(n + 1);
+	ans->body_len = ans->body ? n : 0;
+	/* Without a body the caller can only say 500. */
+	ans->http_status = ans->body ? status : 500;
+	if (ans->body)
+		memcpy(ans->body, line, n + 1);
+	return -1;
+}
+
+/* Copies a string field of the request for the log line. */
+static void copy_field(char dst[REVIEW_FIELD_MAX], const json_t *v)
+{
+	if (json_is_string(v))
+		util_mask_cut(dst, REVIEW_FIELD_MAX, json_string_value(v),
+			      json_string_length(v), 63);
+	else
+		dst[0] = '\0';
+}
+
+/*
+ * Whether the request is a Pod CREATE without subresource (SPEC section 4
+ * step 1); anything else is allowed unchanged.
+ */
+static bool is_pod_create(const json_t *request)
+{
+	const json_t *kind = json_object_get(request, "kind");
+	const json_t *group = json_object_get(kind, "group");
+	const json_t *sub = json_object_get(request, "subResource");
+	const char *op = json_string_value(json_object_get(request, "operation"));
+	const char *k = json_string_value(json_object_get(kind, "kind"));
+
+	if (!json_is_object(kind) || !k || strcmp(k, "Pod"))
+		return false;
+	if (group && !json_is_null(group) &&
+	    (!json_is_string(group) || json_string_length(group)))
+		return false;
+	if (sub && !json_is_null(sub) &&
+	    (!json_is_string(sub) || json_string_length(sub)))
+		return false;
+	return op && !strcmp(op, "CREATE");
+}
+
+/* Builds the response object for decision d (or an unchanged allow). */
+static json_t *response_new(const char *uid, const struct decision *d,
+			    size_t *ops)
+{
+	json_t *r = json_pack("{s:s, s:b}", "uid", uid, "allowed",
+			      !d || !d->code);
+	char *patch;
+
+	*ops = 0;
+	if (!r || !d)
+		return r;
+	if (d->code) {
+		if (json_object_set_new(r, "status",
+					json_pack("{s:i, s:s, s:s}", "code",
+						  d->code, "reason",
+						  decision_reason(d->code),
+						  "message", d->message)))
+			goto fail;
+		return r;
+	}
+	if (patch_count(&d->patch)) {
+		patch = patch_encode(&d->patch);
+		if (!patch || json_object_set_new(r, "patchType",
+						  json_string("JSONPatch")) ||
+		    json_object_set_new(r, "patch", json_string(patch))) {
+			free(patch);
+			goto fail;
+		}
+		free(patch);
+		*ops = patch_count(&d->patch);
+	}
+	if (json_array_size(d->warnings) &&
+	    json_object_set(r, "warnings", d->warnings))
+		goto fail;
+	return r;
+fail:
+	json_decref(r);
+	return NULL;
+}
+
+int review_handlen(const struct config *cfg, const char *body, size_t len,
+		   struct review_answer *ans)
+{
+	struct decision d;
+	bool decided = false;
+	json_error_t jerr;
+	json_t *root, *request, *object, *meta, *out = NULL;
+	const char *api, *kind, *uid, *bad = NULL;
+	char reason[320];
+	int rc = -1;
+
+	root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+	/* jansson leaves the text empty when its lexer cannot allocate. */
+	if (!root && (json_error_code(&jerr) == json_error_out_of_memory ||
+		      !jerr.text[0]))
+		return text_answer(ans, 500, "internal error: out of memory");
+	if (!root) {
+		snprintf(reason, sizeof(reason),
+			 "request body is not JSON: %s (line %d, column %d)",
+			 jerr.text, jerr.line, jerr.column);
+		return text_answer(ans, 400, reason);
+	}
+	api = json_string_value(json_object_get(root, "apiVersion"));
+	kind = json_string_value(json_object_get(root, "kind"));
+	request = json_object_get(root, "request");
+	uid = json_string_value(json_object_get(request, "uid"));
+	if (!json_is_object(root))
+		bad = "the body is not a JSON object";
+	else if (!api || (strcmp(api, "admission.k8s.io/v1") &&
+			  strcmp(api, "admission.k8s.io/v1beta1")))
+		bad = "apiVersion must be admission.k8s.io/v1 or admission.k8s.io/v1beta1";
+	else if (!kind || strcmp(kind, "AdmissionReview"))
+		bad = "kind must be AdmissionReview";
+	else if (!json_is_object(request))
+		bad = "request must be an object";
+	else if (!uid || !uid[0])
+		bad = "request.uid must be a non-empty string";
+	if (bad) {
+		snprintf(reason, sizeof(reason), "not an AdmissionReview: %s",
+			 bad);
+		rc = text_answer(ans, 400, reason);
+		goto out;
+	}
+
+	copy_field(ans->uid, json_object_get(request, "uid"));
+	copy_field(ans->operation, json_object_get(request, "operation"));
+	copy_field(ans->namespace_, json_object_get(request, "namespace"));
+	object = json_object_get(request, "object");
+	meta = json_object_get(object, "metadata");
+	copy_field(ans->name, json_object_get(meta, "name"));
+	if (!ans->name[0])
+		copy_field(ans->name, json_object_get(meta, "generateName"));
+
+	if (is_pod_create(request)) {
+		if (decision_init(&d))
+			goto oom;
+		decided = true;
+		if (!json_is_object(object)) {
+			char message[96];
+
+			snprintf(message, sizeof(message),
+				 "request.object: expected a Pod object, got %s",
+				 !object ? "nothing" :
+				 json_is_null(object) ? "null" : "another type");
+			d.code = 400;
+			d.message = strdup(message);
+			if (!d.message)
+				goto oom;
+		} else if (policy_decide(cfg, object, &d)) {
+			goto oom;
+		}
+	}
+	out = json_pack("{s:s, s:s, s:o}", "apiVersion", api, "kind",
+			"AdmissionReview", "response",
+			response_new(uid, decided ? &d : NULL, &ans->ops));
+	if (!out)
+		goto oom;
+	free(ans->body);
+	ans->body = json_dumps(out, JSON_COMPACT);
+	if (!ans->body)
+		goto oom;
+	ans->body_len = strlen(ans->body);
+	ans->http_status = 200;
+	ans->content_type = CONTENT_JSON;
+	ans->outcome = !decided ? REVIEW_ALLOWED :
+		       d.code ? REVIEW_DENIED :
+		       ans->ops ? REVIEW_PATCHED : REVIEW_ALLOWED;
+	rc = 0;
+	goto out;
+oom:
+	ans->ops = 0;
+	rc = text_answer(ans, 500, "internal error: out of memory");
+out:
+	if (decided)
+		decision_release(&d);
+	json_decref(out);
+	json_decref(root);
+	return rc;
+}

@@ -1,0 +1,205 @@
+/*
+ * util.c - a growable string, masking and base64.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+void buf_release(struct buf *b)
+{
+	free(b->s);
+	b->s = NULL;
+	b->len = b->cap = 0;
+	b->failed = false;
+}
+
+/* Makes room for extra more bytes and the NUL; false when that failed. */
+static bool buf_grow(struct buf *b, size_t extra)
+{
+	size_t need, cap;
+	char *s;
+
+	if (b->failed)
+		return false;
+	if (extra > SIZE_MAX - b->len - 1)
+		goto fail;
+	need = b->len + extra + 1;
+	if (need <= b->cap)
+		return true;
+	cap = b->cap ? b->cap : 64;
+	while (cap < need)
+		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+	s = realloc(b->s, cap);
+	if (!s)
+		goto fail;
+	b->s = s;
+	b->cap = cap;
+	return true;
+fail:
+	b->failed = true;
+	return false;
+}
+
+void buf_addn(struct buf *b, const char *s, size_t len)
+{
+	if (!buf_grow(b, len))
+		return;
+	memcpy(b->s + b->len, s, len);
+	b->len += len;
+	b->s[b->len] = '\0';
+}
+
+void buf_add(struct buf *b, const char *s)
+{
+	buf_addn(b, s, strlen(s));
+}
+
+void buf_addf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (!buf_grow(b, 64))
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		b->failed = true;
+		return;
+	}
+	if ((size_t)n >= b->cap - b->len) {
+		if (!buf_grow(b, (size_t)n))
+			return;
+		va_start(ap, fmt);
+		vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+	}
+	b->len += (size_t)n;
+}
+
+void buf_truncate(struct buf *b, size_t len)
+{
+	if (b->s && len < b->len) {
+		b->len = len;
+		b->s[len] = '\0';
+	}
+}
+
+bool buf_failed(const struct buf *b)
+{
+	return b->failed;
+}
+
+const char *buf_str(const struct buf *b)
+{
+	return b->s ? b->s : "";
+}
+
+char *buf_detach(struct buf *b, size_t *len)
+{
+	char *s = b->s;
+
+	if (!s && !b->failed)
+		s = calloc(1, 1);
+	if (len)
+		*len = b->len;
+	b->s = NULL;
+	b->len = b->cap = 0;
+	return s;
+}
+
+/* The length of the UTF-8 sequence that starts with byte c (1 if invalid). */
+static size_t utf8_len(unsigned char c)
+{
+	if (c >= 0xf0 && c < 0xf8)
+		return 4;
+	if (c >= 0xe0)
+		return c < 0xf0 ? 3 : 1;
+	if (c >= 0xc0)
+		return 2;
+	return 1;
+}
+
+static bool is_control(const unsigned char *p, size_t n)
+{
+	if (n == 1)
+		return p[0] < 0x20 || p[0] == 0x7f;
+	return n == 2 && p[0] == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0;
+}
+
+size_t util_mask_cut(char *dst, size_t size, const char *s, size_t len,
+		     size_t max_chars)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, o = 0, chars = 0, cut = 0;
+
+	if (max_chars < 4)
+		max_chars = 4;
+	while (i < len) {
+		size_t n = utf8_len(p[i]);
+
+		if (n > len - i)
+			n = len - i;
+		if (is_control(p + i, n)) {
+			i += n;
+			continue;
+		}
+		if (chars == max_chars || o + n >= size) {
+			o = cut;
+			memcpy(dst + o, "...", 3);
+			o += 3;
+			break;
+		}
+		memcpy(dst + o, s + i, n);
+		o += n;
+		i += n;
+		/* The last place where "..." and the NUL still fit. */
+		if (++chars <= max_chars - 3 && o + 4 <= size)
+			cut = o;
+	}
+	dst[o] = '\0';
+	return o;
+}
+
+char *util_base64(const void *data, size_t len, size_t *out_len)
+{
+	static const char table[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *in = data;
+	size_t n, i, o = 0;
+	char *out;
+
+	if (len > (SIZE_MAX - 1) / 4 * 3 - 3)
+		return NULL;
+	n = (len + 2) / 3 * 4;
+	out = malloc(n + 1);
+	if (!out)
+		return NULL;
+	for (i = 0; i + 2 < len; i += 3) {
+		uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 |
+			     in[i + 2];
+
+		out[o++] = table[v >> 18];
+		out[o++] = table[(v >> 12) & 63];
+		out[o++] = table[(v >> 6) & 63];
+		out[o++] = table[v & 63];
+	}
+	if (i < len) {
+		uint32_t v = (uint32_t)in[i] << 16;
+
+		if (i + 1 < len)
+			v |= (uint32_t)in[i + 1] << 8;
+		out[o++] = table[v >> 18];
+		out[o++] = table[(v >> 12) & 63];
+		out[o++] = i + 1 < len ? table[(v >> 6) & 63] : '=';
+		out[o++] = '=';
+	}
+	out[o] = '\0';
+	if (out_len)
+		*out_len = o;
+	return out;
+}

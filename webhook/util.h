@@ -1,0 +1,53 @@
+/*
+ * util.h - small helpers of the webhook: a growable string, masking of
+ * values from requests, base64.
+ */
+#ifndef UTIL_H
+#define UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define UTIL_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define UTIL_WUR __attribute__((warn_unused_result))
+
+/*
+ * A growable NUL-terminated string.  Invariant: s is NULL and len 0, or s
+ * holds len bytes and a NUL.  Once an allocation fails the buffer is
+ * marked failed, later appends do nothing, and buf_failed() says so: a
+ * caller builds a whole string and checks once.
+ */
+struct buf {
+	char *s;
+	size_t len;
+	size_t cap;
+	bool failed;
+};
+
+#define BUF_INIT { NULL, 0, 0, false }
+
+void buf_release(struct buf *b);
+void buf_addn(struct buf *b, const char *s, size_t len);
+void buf_add(struct buf *b, const char *s);
+void buf_addf(struct buf *b, const char *fmt, ...) UTIL_PRINTF(2, 3);
+void buf_truncate(struct buf *b, size_t len);
+bool buf_failed(const struct buf *b);
+/* The string, "" for an empty buffer; borrowed until the next change. */
+const char *buf_str(const struct buf *b);
+/* Hands the string over to the caller (free() it); the buffer is empty. */
+char *buf_detach(struct buf *b, size_t *len);
+
+/*
+ * Copies s[0..len) into dst[0..size) without control characters (C0, DEL
+ * and C1), keeping at most max_chars characters (UTF-8 code points); a
+ * longer text is cut and ends in "...".  Never splits a UTF-8 sequence.
+ * Returns the length written.  size must be at least 4.
+ */
+size_t util_mask_cut(char *dst, size_t size, const char *s, size_t len,
+		     size_t max_chars);
+
+/* The base64 (RFC 4648, padded) of data[0..len); malloc'd, or NULL. */
+char *util_base64(const void *data, size_t len, size_t *out_len) UTIL_WUR;
+
+#endif /* UTIL_H */
