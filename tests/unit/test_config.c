@@ -1,0 +1,306 @@
+/*
+ * test_config.c - built-in defaults, the config file, flags, validation.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+
+static char path[64];
+
+/* Writes text to a fresh temporary file named in path. */
+static void write_config(const char *text)
+{
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/vgpu-test-config-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+/* Loads text over the defaults and checks; returns 0 or -1 with err. */
+static int load(struct config *cfg, const char *text, char *err, size_t len)
+{
+	int rc;
+
+	assert_int_equal(config_init(cfg), 0);
+	write_config(text);
+	rc = config_load_file(cfg, path, err, len);
+	if (!rc)
+		rc = config_check(cfg, err, len);
+	unlink(path);
+	return rc;
+}
+
+static void test_config__defaults(void **state)
+{
+	struct config cfg;
+	const struct device *d;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(config_init(&cfg), 0);
+	assert_int_equal(config_check(&cfg, err, sizeof(err)), 0);
+	assert_string_equal(cfg.scheduler_name, "hami-scheduler");
+	assert_true(cfg.force_overwrite_default_scheduler);
+	assert_int_equal(cfg.privileged_policy, POLICY_DENY);
+	assert_int_equal(cfg.node_name_policy, POLICY_DENY);
+	assert_string_equal(cfg.node_scheduler_policy, "");
+	assert_int_equal(cfg.ndevices, 1);
+	d = &cfg.devices[0];
+	assert_string_equal(d->family.name, "nvidia");
+	assert_string_equal(d->family.resource[VGPU_COUNT], "nvidia.com/gpu");
+	assert_string_equal(d->family.resource[VGPU_PRIORITY],
+			    "nvidia.com/priority");
+	assert_int_equal(d->family.default_gpu_num, 1);
+	assert_int_equal(d->family.default_memory, 5000);
+	assert_int_equal(d->family.default_cores, 0);
+	assert_false(d->overwrite_env);
+	assert_false(cfg.any_overwrite_env);
+	assert_int_equal(json_array_size(d->tolerations), 1);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(d->tolerations, 0), "operator")),
+			    "Exists");
+	config_release(&cfg);
+	config_release(&cfg); /* releasing twice is harmless */
+}
+
+static void test_config__every_key(void **state)
+{
+	struct config cfg;
+	const struct device *d;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(
+		load(&cfg,
+		     "{\"schedulerName\":\"my-sched\","
+		     "\"forceOverwriteDefaultScheduler\":false,"
+		     "\"privilegedPolicy\":\"warn\",\"nodeNamePolicy\":\"warn\","
+		     "\"schedulerPolicy\":{\"node\":\"binpack\",\"gpu\":\"spread\"},"
+		     "\"devices\":[{\"name\":\"a\",\"resourceCountName\":\"a.io/gpu\","
+		     "\"resourceMemoryName\":\"a.io/mem\","
+		     "\"resourceMemoryPercentageName\":\"a.io/pct\","
+		     "\"resourceCoreName\":\"a.io/cores\","
+		     "\"resourcePriorityName\":\"a.io/prio\","
+		     "\"defaultGPUNum\":2,\"defaultMemory\":0,\"defaultCores\":50,"
+		     "\"tolerations\":[{\"key\":\"a.io/gpu\",\"operator\":\"Equal\","
+		     "\"value\":\"yes\",\"effect\":\"NoExecute\",\"tolerationSeconds\":60}],"
+		     "\"runtimeClassName\":\"nvidia\",\"gpuCorePolicy\":\"force\","
+		     "\"activeOOMKiller\":\"true\",\"overwriteEnv\":true},"
+		     "{\"name\":\"b\",\"resourceCountName\":\"b.io/gpu\","
+		     "\"resourceMemoryName\":\"b.io/mem\",\"defaultGPUNum\":0,"
+		     "\"defaultMemory\":1048576,\"defaultCores\":0,\"tolerations\":[]}]}",
+		     err, sizeof(err)),
+		0);
+	assert_string_equal(cfg.scheduler_name, "my-sched");
+	assert_false(cfg.force_overwrite_default_scheduler);
+	assert_int_equal(cfg.privileged_policy, POLICY_WARN);
+	assert_int_equal(cfg.node_name_policy, POLICY_WARN);
+	assert_string_equal(cfg.node_scheduler_policy, "binpack");
+	assert_string_equal(cfg.gpu_scheduler_policy, "spread");
+	assert_int_equal(cfg.ndevices, 2);
+	d = &cfg.devices[0];
+	assert_string_equal(d->family.resource[VGPU_MEMORY_PERCENTAGE],
+			    "a.io/pct");
+	assert_int_equal(d->family.default_gpu_num, 2);
+	assert_int_equal(d->family.default_cores, 50);
+	assert_string_equal(d->runtime_class_name, "nvidia");
+	assert_string_equal(d->gpu_core_policy, "force");
+	assert_string_equal(d->active_oom_killer, "true");
+	assert_true(cfg.any_overwrite_env);
+	assert_int_equal(json_integer_value(json_object_get(
+				 json_array_get(d->tolerations, 0),
+				 "tolerationSeconds")),
+			 60);
+	d = &cfg.devices[1];
+	assert_null(vgpu_family_resource(&d->family, VGPU_CORES));
+	assert_int_equal(d->family.default_memory, 1048576);
+	config_release(&cfg);
+}
+
+struct bad_case {
+	const char *text;
+	const char *message; /* a part of the message */
+};
+
+#define DEVX(gpu, mem, cores)                                          \
+	"\"name\":\"n\",\"resourceCountName\":\"n.io/gpu\","                \
+	"\"resourceMemoryName\":\"n.io/mem\",\"defaultGPUNum\":" gpu          \
+	",\"defaultMemory\":" mem ",\"defaultCores\":" cores
+#define DEV DEVX("1", "1", "0")
+
+static const struct bad_case bad_cases[] = {
+	{ "not json", "line 1" },
+	{ "[]", "(top level): expected an object, got an array" },
+	{ "{\"schedulerName\":\"a\",\"schedulerName\":\"b\"}", "duplicate" },
+	{ "{\"nope\":1}", "unknown key \"nope\"" },
+	{ "{\"schedulerPolicy\":{\"zone\":\"\"}}",
+	  "unknown key \"schedulerPolicy.zone\"" },
+	{ "{\"schedulerPolicy\":{\"node\":\"random\"}}",
+	  "schedulerPolicy.node: \"random\" is not one of \"\", \"binpack\", \"spread\"" },
+	{ "{\"schedulerName\":5}", "schedulerName: expected a string, got an integer" },
+	{ "{\"schedulerName\":\"Bad_Name\"}", "schedulerName" },
+	{ "{\"schedulerName\":\"\"}", "schedulerName" },
+	{ "{\"forceOverwriteDefaultScheduler\":\"yes\"}",
+	  "forceOverwriteDefaultScheduler: expected a boolean" },
+	{ "{\"privilegedPolicy\":\"allow\"}", "privilegedPolicy: \"allow\"" },
+	{ "{\"nodeNamePolicy\":null}", "nodeNamePolicy: expected a string, got null" },
+	{ "{\"devices\":{}}", "devices: expected an array" },
+	{ "{\"devices\":[1]}", "devices[0]: expected an object" },
+	{ "{\"devices\":[{" DEV "}]}",
+	  "devices[0]: missing required key \"tolerations\"" },
+	{ "{\"devices\":[{" DEV ",\"tolerations\":[],\"extra\":1}]}",
+	  "unknown key \"devices[0].extra\"" },
+	{ "{\"devices\":[{" DEV ",\"tolerations\":[{\"keys\":\"x\"}]}]}",
+	  "unknown key \"devices[0].tolerations[0].keys\"" },
+	{ "{\"devices\":[{" DEV ",\"tolerations\":[{\"operator\":\"Equal\"}]}]}",
+	  "devices[0].tolerations[0].operator: must be \"Exists\" when key is empty" },
+	{ "{\"devices\":[{" DEV ",\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\",\"value\":\"v\"}]}]}",
+	  "devices[0].tolerations[0].value: must be empty" },
+	{ "{\"devices\":[{" DEV ",\"tolerations\":[{\"key\":\"k\",\"operator\":\"In\"}]}]}",
+	  "devices[0].tolerations[0].operator: \"In\"" },
+	{ "{\"devices\":[{" DEV ",\"tolerations\":[{\"key\":\"k\",\"effect\":\"NoRun\"}]}]}",
+	  "devices[0].tolerations[0].effect: \"NoRun\"" },
+	{ "{\"devices\":[{" DEV ",\"tolerations\":[{\"key\":\"k\",\"effect\":\"NoSchedule\",\"tolerationSeconds\":5}]}]}",
+	  "must be \"NoExecute\" when tolerationSeconds is set" },
+	{ "{\"devices\":[{" DEV ",\"tolerations\":[{\"key\":\"bad key\"}]}]}",
+	  "devices[0].tolerations[0].key: \"bad key\" is not a qualified name" },
+	{ "{\"devices\":[{" DEVX("1.5", "1", "0") ",\"tolerations\":[]}]}",
+	  "devices[0].defaultGPUNum: expected an integer" },
+	{ "{\"devices\":[{" DEV ",\"tolerations\":[],\"gpuCorePolicy\":\"max\"}]}",
+	  "devices[0].gpuCorePolicy: \"max\"" },
+	{ "{\"devices\":[{" DEV ",\"tolerations\":[],\"activeOOMKiller\":\"yes\"}]}",
+	  "devices[0].activeOOMKiller: \"yes\"" },
+	{ "{\"devices\":[{" DEV ",\"tolerations\":[],\"overwriteEnv\":1}]}",
+	  "devices[0].overwriteEnv: expected a boolean" },
+	{ "{\"devices\":[{" DEVX("1", "1048577", "0") ",\"tolerations\":[]}]}",
+	  "devices[0].defaultMemory: 1048577 is out of range 0..1048576" },
+	{ "{\"devices\":[{" DEVX("1", "1", "101") ",\"tolerations\":[]}]}",
+	  "devices[0].defaultCores: 101 is out of range 0..100" },
+	{ "{\"devices\":[{" DEVX("-1", "1", "0") ",\"tolerations\":[]}]}",
+	  "devices[0].defaultGPUNum: -1 is out of range 0..2147483647" },
+	{ "{\"devices\":[{" DEV ",\"tolerations\":[],\"resourceCoreName\":\"cores\"}]}",
+	  "devices[0].resourceCoreName: \"cores\" is not a valid extended resource name" },
+	{ "{\"devices\":[{" DEV ",\"tolerations\":[],\"runtimeClassName\":\"NV\"}]}",
+	  "devices[0].runtimeClassName: \"NV\" is not a DNS-1123 subdomain" },
+	{ "{\"devices\":[{" DEV ",\"tolerations\":[]},{" DEV ",\"tolerations\":[]}]}",
+	  "devices[1].name: \"n\" is also the name of devices[0]" },
+	{ "{\"devices\":[{" DEV ",\"tolerations\":[]},{\"name\":\"m\","
+	  "\"resourceCountName\":\"m.io/gpu\",\"resourceMemoryName\":\"n.io/gpu\","
+	  "\"defaultGPUNum\":1,\"defaultMemory\":1,\"defaultCores\":0,\"tolerations\":[]}]}",
+	  "devices[1].resourceMemoryName: \"n.io/gpu\" is also devices[0].resourceCountName" },
+};
+
+static void test_config__refusals(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+		struct config cfg;
+		char err[512] = "";
+
+		if (load(&cfg, bad_cases[i].text, err, sizeof(err)) != -1 ||
+		    !strstr(err, bad_cases[i].message))
+			fail_msg("case %zu: %s\n  got: %s", i, bad_cases[i].text,
+				 err);
+		config_release(&cfg);
+	}
+}
+
+static void test_config__unreadable_file(void **state)
+{
+	struct config cfg;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(config_init(&cfg), 0);
+	assert_int_equal(config_load_file(&cfg, "/nonexistent/c.json", err,
+					  sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "/nonexistent/c.json"));
+	config_release(&cfg);
+}
+
+static void test_config__flags(void **state)
+{
+	struct config cfg;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(config_init(&cfg), 0);
+	assert_int_equal(config_set_flag(&cfg, "scheduler-name", "vgpu", err,
+					 sizeof(err)),
+			 0);
+	assert_int_equal(config_set_flag(&cfg, "default-gpu-num", "3", err,
+					 sizeof(err)),
+			 0);
+	assert_int_equal(config_set_flag(&cfg, "default-mem", "0", err,
+					 sizeof(err)),
+			 0);
+	assert_int_equal(config_set_flag(&cfg, "default-cores", "100", err,
+					 sizeof(err)),
+			 0);
+	assert_string_equal(cfg.scheduler_name, "vgpu");
+	assert_int_equal(cfg.devices[0].family.default_gpu_num, 3);
+	assert_int_equal(cfg.devices[0].family.default_memory, 0);
+	assert_int_equal(cfg.devices[0].family.default_cores, 100);
+	assert_int_equal(config_set_flag(&cfg, "listen", "x", err, sizeof(err)),
+			 1);
+
+	assert_int_equal(config_set_flag(&cfg, "default-cores", "101", err,
+					 sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "--default-cores"));
+	assert_int_equal(config_set_flag(&cfg, "default-mem", "5k", err,
+					 sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "\"5k\""));
+	assert_int_equal(config_set_flag(&cfg, "default-gpu-num", "-1", err,
+					 sizeof(err)),
+			 -1);
+	assert_int_equal(config_set_flag(&cfg, "default-gpu-num",
+					 "99999999999999999999", err,
+					 sizeof(err)),
+			 -1);
+	assert_int_equal(config_set_flag(&cfg, "default-mem", "", err,
+					 sizeof(err)),
+			 -1);
+	assert_int_equal(config_set_flag(&cfg, "scheduler-name", "", err,
+					 sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "--scheduler-name"));
+	config_release(&cfg);
+
+	/* no device family to set */
+	assert_int_equal(load(&cfg, "{\"devices\":[]}", err, sizeof(err)), 0);
+	assert_int_equal(config_set_flag(&cfg, "default-mem", "1", err,
+					 sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "no device family"));
+	config_release(&cfg);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_config__defaults),
+		cmocka_unit_test(test_config__every_key),
+		cmocka_unit_test(test_config__refusals),
+		cmocka_unit_test(test_config__unreadable_file),
+		cmocka_unit_test(test_config__flags),
+	};
+
+	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
+}

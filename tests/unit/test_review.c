@@ -1,0 +1,376 @@
+/*
+ * test_review.c - the AdmissionReview codec end to end: envelope checks,
+ * answers, log fields, and every out-of-memory path (a failing allocator
+ * behind both jansson and the webhook's own allocations, which this program
+ * is linked to wrap).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+#include "review.h"
+
+/* ------------------------------------------------------------------------
+ * A failing allocator: after fail_after successful allocations, every
+ * allocation fails.  -1 never fails.
+ */
+static long fail_after = -1;
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+char *__real_strdup(const char *s);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t n);
+char *__wrap_strdup(const char *s);
+
+static int should_fail(void)
+{
+	if (fail_after < 0)
+		return 0;
+	if (fail_after == 0)
+		return 1;
+	fail_after--;
+	return 0;
+}
+
+void *__wrap_malloc(size_t n)
+{
+	return should_fail() ? NULL : __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+	return should_fail() ? NULL : __real_calloc(n, size);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+	return should_fail() ? NULL : __real_realloc(p, n);
+}
+
+char *__wrap_strdup(const char *s)
+{
+	return should_fail() ? NULL : __real_strdup(s);
+}
+
+static void *json_malloc(size_t n)
+{
+	return should_fail() ? NULL : __real_malloc(n);
+}
+
+static void json_free(void *p)
+{
+	free(p);
+}
+
+/* ------------------------------------------------------------------------ */
+
+#define POD_CREATE(api, uid, object)                                            \
+	"{\"apiVersion\":\"" api "\",\"kind\":\"AdmissionReview\",\"request\":{" \
+	"\"uid\":\"" uid "\",\"kind\":{\"group\":\"\",\"version\":\"v1\","       \
+	"\"kind\":\"Pod\"},\"resource\":{\"group\":\"\",\"version\":\"v1\","     \
+	"\"resource\":\"pods\"},\"namespace\":\"ml\",\"operation\":\"CREATE\","  \
+	"\"userInfo\":{\"username\":\"system:serviceaccount:kube-system:"        \
+	"replicaset-controller\"},\"object\":" object ",\"oldObject\":null,"     \
+	"\"dryRun\":false,\"options\":{\"kind\":\"CreateOptions\","              \
+	"\"apiVersion\":\"meta.k8s.io/v1\"}}}"
+
+#define GPU_POD                                                                \
+	"{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{"                 \
+	"\"generateName\":\"train-\",\"namespace\":\"ml\"},\"spec\":{"           \
+	"\"containers\":[{\"name\":\"cuda\",\"image\":\"cuda\",\"resources\":{"  \
+	"\"limits\":{\"nvidia.com/gpu\":\"1\"},\"requests\":{"                   \
+	"\"nvidia.com/gpu\":\"1\"}}},{\"name\":\"side\",\"image\":\"b\","        \
+	"\"resources\":{},\"env\":[{\"name\":\"CUDA_TASK_PRIORITY\","            \
+	"\"value\":\"0\"}]}],\"schedulerName\":\"default-scheduler\","           \
+	"\"tolerations\":[{\"key\":\"node.kubernetes.io/not-ready\","            \
+	"\"operator\":\"Exists\",\"effect\":\"NoExecute\","                      \
+	"\"tolerationSeconds\":300}]},\"status\":{}}"
+
+static struct config cfg;
+
+static int setup(void **state)
+{
+	char err[128];
+
+	(void)state;
+	if (config_init(&cfg) || config_check(&cfg, err, sizeof(err)))
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	config_release(&cfg);
+	return 0;
+}
+
+/* Runs body through review_handlen; returns the parsed JSON answer or NULL. */
+static json_t *run(const char *body, struct review_answer *ans)
+{
+	review_answer_init(ans);
+	review_handlen(&cfg, body, strlen(body), ans);
+	if (ans->http_status != 200)
+		return NULL;
+	return json_loadb(ans->body, ans->body_len, 0, NULL);
+}
+
+static void test_review__not_a_review(void **state)
+{
+	static const char *const bodies[][2] = {
+		{ "", "not JSON" },
+		{ "{\"apiVersion\":", "not JSON" },
+		{ "[1]", "not a JSON object" },
+		{ "{\"apiVersion\":\"admission.k8s.io/v2\",\"kind\":\"AdmissionReview\","
+		  "\"request\":{\"uid\":\"u\"}}",
+		  "apiVersion" },
+		{ "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"Review\","
+		  "\"request\":{\"uid\":\"u\"}}",
+		  "kind" },
+		{ "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"}",
+		  "request" },
+		{ "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+		  "\"request\":{\"uid\":\"\"}}",
+		  "uid" },
+		{ "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+		  "\"request\":{\"uid\":7}}",
+		  "uid" },
+		{ "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+		  "\"request\":{\"uid\":\"a\",\"uid\":\"b\"}}",
+		  "duplicate" },
+		{ "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+		  "\"request\":{\"uid\":\"a\"}}\n\x01",
+		  "not JSON" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		struct review_answer ans;
+
+		assert_null(run(bodies[i][0], &ans));
+		assert_int_equal(ans.http_status, 400);
+		assert_int_equal(ans.outcome, REVIEW_ERROR);
+		assert_non_null(strstr(ans.body, bodies[i][1]));
+		assert_null(strchr(ans.body, '\n'));
+		assert_string_equal(ans.content_type,
+				    "text/plain; charset=utf-8");
+		review_answer_release(&ans);
+	}
+}
+
+static void test_review__patched(void **state)
+{
+	struct review_answer ans;
+	json_t *out, *r;
+
+	(void)state;
+	out = run(POD_CREATE("admission.k8s.io/v1beta1", "u-1", GPU_POD), &ans);
+	assert_non_null(out);
+	assert_string_equal(json_string_value(json_object_get(out, "apiVersion")),
+			    "admission.k8s.io/v1beta1");
+	assert_string_equal(json_string_value(json_object_get(out, "kind")),
+			    "AdmissionReview");
+	r = json_object_get(out, "response");
+	assert_string_equal(json_string_value(json_object_get(r, "uid")), "u-1");
+	assert_true(json_is_true(json_object_get(r, "allowed")));
+	assert_string_equal(json_string_value(json_object_get(r, "patchType")),
+			    "JSONPatch");
+	assert_true(json_is_string(json_object_get(r, "patch")));
+	assert_int_equal(json_array_size(json_object_get(r, "warnings")), 1);
+	assert_int_equal(ans.outcome, REVIEW_PATCHED);
+	/* limits, requests, schedulerName, toleration */
+	assert_int_equal(ans.ops, 4);
+	assert_string_equal(ans.uid, "u-1");
+	assert_string_equal(ans.namespace_, "ml");
+	assert_string_equal(ans.name, "train-");
+	assert_string_equal(ans.operation, "CREATE");
+	assert_string_equal(ans.content_type, "application/json");
+	json_decref(out);
+	review_answer_release(&ans);
+}
+
+static void test_review__same_bytes(void **state)
+{
+	struct review_answer a, b;
+	const char *body = POD_CREATE("admission.k8s.io/v1", "u", GPU_POD);
+
+	(void)state;
+	review_answer_init(&a);
+	review_answer_init(&b);
+	assert_int_equal(review_handlen(&cfg, body, strlen(body), &a), 0);
+	assert_int_equal(review_handlen(&cfg, body, strlen(body), &b), 0);
+	assert_int_equal(a.body_len, b.body_len);
+	assert_memory_equal(a.body, b.body, a.body_len);
+	review_answer_release(&a);
+	review_answer_release(&b);
+}
+
+static void test_review__allowed_unchanged(void **state)
+{
+	static const char *const bodies[] = {
+		/* not a Pod */
+		"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+		"\"request\":{\"uid\":\"u\",\"kind\":{\"group\":\"apps\","
+		"\"version\":\"v1\",\"kind\":\"Deployment\"},\"operation\":\"CREATE\","
+		"\"object\":" GPU_POD "}}",
+		/* a Pod of another group */
+		"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+		"\"request\":{\"uid\":\"u\",\"kind\":{\"group\":\"x.io\","
+		"\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\","
+		"\"object\":" GPU_POD "}}",
+		/* UPDATE */
+		"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+		"\"request\":{\"uid\":\"u\",\"kind\":{\"group\":\"\",\"version\":\"v1\","
+		"\"kind\":\"Pod\"},\"operation\":\"UPDATE\",\"object\":" GPU_POD "}}",
+		/* a subresource */
+		"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+		"\"request\":{\"uid\":\"u\",\"kind\":{\"group\":\"\",\"version\":\"v1\","
+		"\"kind\":\"Pod\"},\"subResource\":\"binding\",\"operation\":\"CREATE\","
+		"\"object\":" GPU_POD "}}",
+		/* no kind */
+		"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+		"\"request\":{\"uid\":\"u\",\"operation\":\"CREATE\",\"object\":" GPU_POD
+		"}}",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		struct review_answer ans;
+		json_t *out = run(bodies[i], &ans), *r;
+
+		assert_non_null(out);
+		r = json_object_get(out, "response");
+		assert_true(json_is_true(json_object_get(r, "allowed")));
+		assert_null(json_object_get(r, "patch"));
+		assert_null(json_object_get(r, "patchType"));
+		assert_null(json_object_get(r, "warnings"));
+		assert_int_equal(ans.outcome, REVIEW_ALLOWED);
+		assert_int_equal(ans.ops, 0);
+		json_decref(out);
+		review_answer_release(&ans);
+	}
+}
+
+static void test_review__bad_object(void **state)
+{
+	static const char *const objects[] = {
+		POD_CREATE("admission.k8s.io/v1", "u", "null"),
+		POD_CREATE("admission.k8s.io/v1", "u", "[]"),
+		"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+		"\"request\":{\"uid\":\"u\",\"kind\":{\"group\":\"\",\"version\":\"v1\","
+		"\"kind\":\"Pod\"},\"operation\":\"CREATE\"}}",
+		POD_CREATE("admission.k8s.io/v1", "u",
+			   "{\"spec\":{\"containers\":{}}}"),
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(objects) / sizeof(objects[0]); i++) {
+		struct review_answer ans;
+		json_t *out = run(objects[i], &ans), *r, *status;
+
+		assert_non_null(out);
+		r = json_object_get(out, "response");
+		status = json_object_get(r, "status");
+		assert_true(json_is_false(json_object_get(r, "allowed")));
+		assert_int_equal(json_integer_value(json_object_get(status, "code")),
+				 400);
+		assert_string_equal(json_string_value(json_object_get(status,
+								      "reason")),
+				    "BadRequest");
+		assert_null(json_object_get(r, "patch"));
+		assert_int_equal(ans.outcome, REVIEW_DENIED);
+		json_decref(out);
+		review_answer_release(&ans);
+	}
+}
+
+static void test_review__log_fields_masked(void **state)
+{
+	struct review_answer ans;
+	json_t *out;
+
+	(void)state;
+	out = run(POD_CREATE("admission.k8s.io/v1", "a\\nb\\u001bc",
+			     "{\"metadata\":{\"name\":\"p\\td\"},\"spec\":{"
+			     "\"containers\":[{\"name\":\"c\"}]}}"),
+		  &ans);
+	assert_non_null(out);
+	assert_string_equal(ans.uid, "abc");
+	assert_string_equal(ans.name, "pd");
+	/* the answer echoes the uid exactly */
+	assert_string_equal(json_string_value(json_object_get(
+				    json_object_get(out, "response"), "uid")),
+			    "a\nb\x1b" "c");
+	json_decref(out);
+	review_answer_release(&ans);
+}
+
+/*
+ * Fails the n-th allocation for every n until the request succeeds.  Each
+ * failing run must answer 500 (or leave no body at all when even that
+ * failed), never a wrong 200, and leak nothing.
+ */
+static void test_review__out_of_memory(void **state)
+{
+	const char *body = POD_CREATE("admission.k8s.io/v1", "u", GPU_POD);
+	struct review_answer ref, ans;
+	long n;
+
+	(void)state;
+	review_answer_init(&ref);
+	assert_int_equal(review_handlen(&cfg, body, strlen(body), &ref), 0);
+	json_set_alloc_funcs(json_malloc, json_free);
+	for (n = 0;; n++) {
+		int rc;
+
+		review_answer_init(&ans);
+		fail_after = n;
+		rc = review_handlen(&cfg, body, strlen(body), &ans);
+		fail_after = -1;
+		if (rc == 0) {
+			assert_int_equal(ans.http_status, 200);
+			assert_int_equal(ans.body_len, ref.body_len);
+			assert_memory_equal(ans.body, ref.body, ref.body_len);
+			review_answer_release(&ans);
+			break;
+		}
+		if (ans.http_status != 500)
+			fail_msg("allocation %ld failed: %d %s", n,
+				 ans.http_status, ans.body ? ans.body : "");
+		assert_int_equal(ans.outcome, REVIEW_ERROR);
+		review_answer_release(&ans);
+		assert_true(n < 100000);
+	}
+	json_set_alloc_funcs(malloc, free);
+	print_message("review: %ld allocation failures answered 500\n", n);
+	assert_true(n > 20);
+	review_answer_release(&ref);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_review__not_a_review),
+		cmocka_unit_test(test_review__patched),
+		cmocka_unit_test(test_review__same_bytes),
+		cmocka_unit_test(test_review__allowed_unchanged),
+		cmocka_unit_test(test_review__bad_object),
+		cmocka_unit_test(test_review__log_fields_masked),
+		cmocka_unit_test(test_review__out_of_memory),
+	};
+
+	return cmocka_run_group_tests_name("review", tests, setup, teardown);
+}

@@ -1,0 +1,129 @@
+/*
+ * test_util.c - the growable string, masking and base64.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "util.h"
+
+static void test_util__buf(void **state)
+{
+	struct buf b = BUF_INIT;
+	char *s;
+	size_t len, i;
+
+	(void)state;
+	assert_string_equal(buf_str(&b), "");
+	buf_add(&b, "a");
+	buf_addf(&b, "%d-%s", 42, "x");
+	assert_string_equal(buf_str(&b), "a42-x");
+	for (i = 0; i < 1000; i++)
+		buf_addf(&b, "%s", "0123456789");
+	assert_int_equal(b.len, 5 + 10000);
+	buf_truncate(&b, 3);
+	assert_string_equal(buf_str(&b), "a42");
+	assert_false(buf_failed(&b));
+	s = buf_detach(&b, &len);
+	assert_string_equal(s, "a42");
+	assert_int_equal(len, 3);
+	assert_null(b.s);
+	free(s);
+	/* detaching an empty buffer gives "" */
+	s = buf_detach(&b, NULL);
+	assert_string_equal(s, "");
+	free(s);
+	buf_release(&b);
+}
+
+struct mask_case {
+	const char *in;
+	size_t max_chars;
+	const char *out;
+};
+
+static const struct mask_case mask_cases[] = {
+	{ "plain", 10, "plain" },
+	{ "", 10, "" },
+	{ "a\nb\tc\x1b[0m\x7f", 20, "abc[0m" },
+	{ "C1 \xc2\x85 gone, \xc2\xa0 kept", 40, "C1  gone, \xc2\xa0 kept" },
+	{ "0123456789", 10, "0123456789" },
+	{ "0123456789A", 10, "0123456..." },
+	/* characters, not bytes: eight two-byte letters fit in 8 */
+	{ "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 8,
+	  "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9" },
+	{ "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9",
+	  8, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9..." },
+	/* control characters do not count */
+	{ "\n\n\n\n\n\n\n\n\n\n\n\nabc", 4, "abc" },
+};
+
+static void test_util__mask_cut(void **state)
+{
+	char out[256];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(mask_cases) / sizeof(mask_cases[0]); i++) {
+		const struct mask_case *c = &mask_cases[i];
+		size_t n = util_mask_cut(out, sizeof(out), c->in, strlen(c->in),
+					 c->max_chars);
+
+		assert_string_equal(out, c->out);
+		assert_int_equal(n, strlen(c->out));
+	}
+}
+
+static void test_util__mask_cut_small_buffer(void **state)
+{
+	char out[8];
+
+	(void)state;
+	/* the byte size limits too, and "..." still fits */
+	util_mask_cut(out, sizeof(out), "abcdefghijkl", 12, 100);
+	assert_string_equal(out, "abcd...");
+	util_mask_cut(out, sizeof(out), "abcdefg", 7, 100);
+	assert_string_equal(out, "abcdefg");
+	/* never a split UTF-8 sequence */
+	util_mask_cut(out, sizeof(out), "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac",
+		      9, 100);
+	assert_string_equal(out, "\xe2\x82\xac...");
+}
+
+static void test_util__base64(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "", "" },	      { "f", "Zg==" },	   { "fo", "Zm8=" },
+		{ "foo", "Zm9v" },    { "foob", "Zm9vYg==" },
+		{ "fooba", "Zm9vYmE=" }, { "foobar", "Zm9vYmFy" },
+		{ "\xff\xfe\xfd", "//79" },
+	};
+	size_t i, len;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *b = util_base64(cases[i][0], strlen(cases[i][0]), &len);
+
+		assert_non_null(b);
+		assert_string_equal(b, cases[i][1]);
+		assert_int_equal(len, strlen(cases[i][1]));
+		free(b);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_util__buf),
+		cmocka_unit_test(test_util__mask_cut),
+		cmocka_unit_test(test_util__mask_cut_small_buffer),
+		cmocka_unit_test(test_util__base64),
+	};
+
+	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
+}
