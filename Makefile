@@ -15,6 +15,7 @@ DESTDIR ?=
 WERROR ?= 1
 SANITIZE ?= 0
 PYTHON ?= /usr/bin/python3
+FIXTURES_JOBS ?= 1
 
 VERSION := $(shell sed -n 's/^\#define VGPU_VERSION "\(.*\)"/\1/p' lib/vgpu.h)
 
@@ -117,7 +118,11 @@ unit: $(UNIT_BIN)
 # The recorded AdmissionReview corpus, judged by an independent JSON Patch
 # implementation (python3-jsonpatch).
 fixtures: $(BIN)
-	VGPU_WEBHOOK="$(TEST_WRAPPER) $(BIN)" $(PYTHON) tests/fixtures/run.py
+	@$(PYTHON) tests/fixtures/run.py --lint >build/fixtures-lint.log || \
+		{ cat build/fixtures-lint.log; exit 1; }
+	@tail -n 1 build/fixtures-lint.log
+	@VGPU_WEBHOOK="$(TEST_WRAPPER) $(BIN)" FIXTURES_JOBS=$(FIXTURES_JOBS) \
+		$(PYTHON) tests/fixtures/run.py
 
 # Every suite under ASan and UBSan, in its own build folder.
 asan:
@@ -129,7 +134,7 @@ VALGRIND = valgrind -q --error-exitcode=99 --leak-check=full \
 	--errors-for-leak-kinds=definite,indirect,possible
 valgrind:
 	@$(MAKE) --no-print-directory BUILD=build/vg OPT='-O1 -g' \
-		TEST_WRAPPER='$(VALGRIND)' unit fixtures
+		TEST_WRAPPER='$(VALGRIND)' FIXTURES_JOBS=2 unit fixtures
 
 # Parts that live with their own folders add targets to TEST_TARGETS.
 TEST_TARGETS := unit fixtures

@@ -44,38 +44,34 @@ static const struct vgpu_pair *find(const struct vgpu_pair *pairs, size_t n,
 
 /*
  * Copies s[0..len) into dst[0..size) without control bytes (C0, DEL and the
- * UTF-8 encoded C1 range), cut with "..." when it does not fit.  Never
- * splits a UTF-8 sequence.
+ * UTF-8 encoded C1 range); a text that does not fit is cut and ends in
+ * "...".  Never splits a UTF-8 sequence.  size is at least 4.
  */
 static void mask_value(char *dst, size_t size, const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, o = 0;
+	size_t i = 0, o = 0, cut = 0;
 
 	while (i < len) {
-		size_t n = 1;
+		size_t n = p[i] >= 0xf0 ? 4 : p[i] >= 0xe0 ? 3 : p[i] >= 0xc0 ? 2 : 1;
 
-		if (p[i] >= 0xf0)
-			n = 4;
-		else if (p[i] >= 0xe0)
-			n = 3;
-		else if (p[i] >= 0xc0)
-			n = 2;
 		if (n > len - i)
-			n = len - i;
+			break;
 		if (p[i] < 0x20 || p[i] == 0x7f ||
-		    (p[i] == 0xc2 && n == 2 && p[i + 1] < 0xa0)) {
+		    (n == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0)) {
 			i += n;
 			continue;
 		}
-		if (o + n > size - 4) {
-			memcpy(dst + o, "...", 3);
-			o += 3;
+		if (o + n >= size) {
+			memcpy(dst + cut, "...", 3);
+			o = cut + 3;
 			break;
 		}
 		memcpy(dst + o, s + i, n);
 		o += n;
 		i += n;
+		if (o + 4 <= size)
+			cut = o; /* "..." and the NUL still fit after this */
 	}
 	dst[o] = '\0';
 }
@@ -102,6 +98,41 @@ static void add_error(struct vgpu_errors *errs, int code, const char *key,
 }
 
 /*
+ * The MiB a memory value too large for int64 stands for, when it is written
+ * with a binary suffix: its value divided by 2^20, rounded up, is the same
+ * number written with the suffix two steps lower (9Ei is 9Ti MiB).
+ * Returns false when there is no such hint.
+ */
+static bool bytes_hint(const struct vgpu_pair *pair, int64_t *hint)
+{
+	static const char lower[] = { 'M', 0, 'G', 'K', 'T', 'M', 'P', 'G',
+				      'E', 'T' };
+	struct vgpu_quantity q;
+	char text[96];
+	size_t n = pair->value_len, i;
+
+	if (n < 3 || n >= sizeof(text) || pair->value[0] == '-' ||
+	    pair->value[n - 1] != 'i')
+		return false;
+	memcpy(text, pair->value, n);
+	for (i = 0; i < sizeof(lower); i += 2) {
+		if (text[n - 2] != lower[i])
+			continue;
+		if (lower[i + 1]) {
+			text[n - 2] = lower[i + 1];
+			text[n] = '\0';
+		} else {
+			text[n - 2] = '\0';
+		}
+		if (vgpu_quantity_parse(text, &q))
+			return false;
+		*hint = vgpu_quantity_value(&q);
+		return *hint > 0;
+	}
+	return false;
+}
+
+/*
  * Step 2 for one effective value: whole, in range, and for memory not
  * written as bytes.  parsed is false when the parser found the value too
  * large for int64.  Returns 0 and sets *value, or records an error.
@@ -111,7 +142,7 @@ static int check(enum vgpu_resource res, const char *key,
 		 bool parsed, int64_t *value, struct vgpu_errors *errs)
 {
 	char text[80];
-	int64_t v;
+	int64_t v, hint = 0;
 
 	if (parsed && !vgpu_quantity_is_whole(q)) {
 		add_error(errs, VGPU_EFRACTION, key, pair,
@@ -120,10 +151,14 @@ static int check(enum vgpu_resource res, const char *key,
 	}
 	v = parsed ? vgpu_quantity_value(q) : 0;
 	if (res == VGPU_MEMORY && parsed && v > 0 &&
-	    (v > VGPU_MAX_MEMORY || q->format == VGPU_FORMAT_BINARY_SI)) {
+	    (v > VGPU_MAX_MEMORY || q->format == VGPU_FORMAT_BINARY_SI))
+		hint = v / MIB + (v % MIB != 0);
+	else if (res == VGPU_MEMORY && !parsed && !bytes_hint(pair, &hint))
+		hint = 0;
+	if (hint) {
 		snprintf(text, sizeof(text),
 			 "looks like bytes; the unit is MiB: did you mean %lld?",
-			 (long long)(v / MIB + (v % MIB != 0)));
+			 (long long)hint);
 		add_error(errs, VGPU_EBYTES, key, pair, text);
 		return VGPU_EBYTES;
 	}
@@ -158,6 +193,27 @@ static void add_mismatch(struct vgpu_errors *errs, const char *key,
 		 limit);
 }
 
+/* Records memory and memory percentage given together, with both values. */
+static void add_conflict(struct vgpu_errors *errs, const char *mem_key,
+			 const struct vgpu_pair *mem, const char *pct_key,
+			 const struct vgpu_pair *pct)
+{
+	struct vgpu_error *err;
+	char m[VGPU_VALUE_MAX], p[VGPU_VALUE_MAX];
+
+	if (errs->count >= VGPU_MAX_ERRORS)
+		return;
+	mask_value(m, sizeof(m), mem->value, mem->value_len);
+	mask_value(p, sizeof(p), pct->value, pct->value_len);
+	err = &errs->error[errs->count++];
+	err->code = VGPU_ECONFLICT;
+	err->key = mem_key;
+	memcpy(err->value, m, sizeof(m));
+	snprintf(err->message, sizeof(err->message),
+		 "%.60s=%s and %.60s=%s are both set; give one", mem_key, m,
+		 pct_key, p);
+}
+
 /*
  * Steps 1 and 2 for one resource: the effective value is the limit, or the
  * request when there is no limit; a request that differs from its limit is
@@ -178,16 +234,13 @@ static int read_entry(enum vgpu_resource res, const char *key,
 	if (e->request)
 		rr = vgpu_quantity_parsen(e->request->value,
 					  e->request->value_len, &request);
+	/* The parser fails only with VGPU_ESYNTAX or VGPU_ERANGE. */
 	if (rl && rl != VGPU_ERANGE) {
-		add_error(errs, rl, key, e->limit,
-			  rl == VGPU_ESYNTAX ? "is not a valid quantity"
-					     : "cannot be read");
+		add_error(errs, rl, key, e->limit, "is not a valid quantity");
 		rc = rl;
 	}
 	if (rr && rr != VGPU_ERANGE) {
-		add_error(errs, rr, key, e->request,
-			  rr == VGPU_ESYNTAX ? "is not a valid quantity"
-					     : "cannot be read");
+		add_error(errs, rr, key, e->request, "is not a valid quantity");
 		rc = rc ? rc : rr;
 	}
 	if (rc)
@@ -195,7 +248,11 @@ static int read_entry(enum vgpu_resource res, const char *key,
 	if (e->limit && e->request &&
 	    ((rl == VGPU_ERANGE) != (rr == VGPU_ERANGE) ||
 	     (!rl && vgpu_quantity_cmp(&limit, &request)))) {
+		int64_t ignored;
+
 		add_mismatch(errs, key, e);
+		/* The limit's own errors are worth knowing too. */
+		(void)check(res, key, e->limit, &limit, !rl, &ignored, errs);
 		return VGPU_EMISMATCH;
 	}
 	if (e->limit)
@@ -236,21 +293,17 @@ int vgpu_resolve(const struct vgpu_family *f, const struct vgpu_pair *limits,
 		if (!e.limit)
 			r.copied |= VGPU_BIT(i);
 	}
-	if (mem && pct &&
-	    (find(limits, nlimits, mem) || find(requests, nrequests, mem)) &&
-	    (find(limits, nlimits, pct) || find(requests, nrequests, pct))) {
-		if (found.count < VGPU_MAX_ERRORS) {
-			struct vgpu_error *e = &found.error[found.count++];
+	if (mem && pct) {
+		const struct vgpu_pair *m = find(limits, nlimits, mem);
+		const struct vgpu_pair *c = find(limits, nlimits, pct);
 
-			e->code = VGPU_ECONFLICT;
-			e->key = mem;
-			e->value[0] = '\0';
-			snprintf(e->message, sizeof(e->message),
-				 "%.90s and %.90s are both set; give one", mem,
-				 pct);
+		m = m ? m : find(requests, nrequests, mem);
+		c = c ? c : find(requests, nrequests, pct);
+		if (m && c) {
+			add_conflict(&found, mem, m, pct, c);
+			if (!first)
+				first = VGPU_ECONFLICT;
 		}
-		if (!first)
-			first = VGPU_ECONFLICT;
 	}
 	if (first) {
 		*errs = found;

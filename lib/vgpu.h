@@ -96,8 +96,8 @@ struct vgpu_quantity {
 
 /*
  * Parses the quantity in s[0..len).  Returns 0 and fills *q, or
- * VGPU_ESYNTAX for text outside the grammar, VGPU_ERANGE for a value too
- * large, or VGPU_ENOMEM.
+ * VGPU_ESYNTAX for text outside the grammar, or VGPU_ERANGE for a value
+ * too large.  It never allocates.
  */
 int vgpu_quantity_parsen(const char *s, size_t len, struct vgpu_quantity *q)
 	VGPU_WUR;

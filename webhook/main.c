@@ -13,8 +13,8 @@
 
 #define PROG "vgpu-webhook"
 
-/* Input larger than this is refused by review and default. */
-#define INPUT_MAX (64u << 20)
+/* review and default refuse what serve would refuse with 413. */
+#define INPUT_MAX REVIEW_BODY_MAX
 
 static const char usage[] =
 	"usage: " PROG " serve   [flags]\n"
@@ -38,7 +38,7 @@ static const char usage[] =
 	"  --log-format text|json    log line format (default text)\n"
 	"  -v LEVEL                  log verbosity (default 0)\n";
 
-enum command { CMD_SERVE, CMD_REVIEW, CMD_DEFAULT };
+enum command { CMD_SERVE, CMD_REVIEW, CMD_DEFAULT, CMD_VERSION };
 
 struct flag {
 	const char *name;
@@ -54,8 +54,9 @@ static int usage_error(const char *what, const char *arg)
 }
 
 /*
- * Reads the whole of path ("-" for standard input) into a malloc'd buffer.
- * Returns NULL with errno set (EFBIG past INPUT_MAX).
+ * Reads the whole of path ("-" for standard input) into a malloc'd buffer
+ * with a NUL after the data.  Returns NULL with errno set, EFBIG when the
+ * input is larger than INPUT_MAX.
  */
 static char *read_input(const char *path, size_t *len)
 {
@@ -70,7 +71,7 @@ static char *read_input(const char *path, size_t *len)
 		size_t got;
 
 		if (!data || n == cap) {
-			if (data && cap >= INPUT_MAX) {
+			if (data && cap > INPUT_MAX) {
 				errno = EFBIG;
 				goto fail;
 			}
@@ -93,6 +94,11 @@ static char *read_input(const char *path, size_t *len)
 	}
 	if (f != stdin)
 		fclose(f);
+	if (n > INPUT_MAX) {
+		free(data);
+		errno = EFBIG;
+		return NULL;
+	}
 	data[n] = '\0';
 	*len = n;
 	return data;
@@ -105,6 +111,18 @@ fail:
 	return NULL;
 }
 
+/* Reports an unreadable input; a too large one as serve would. */
+static void input_error(const char *path)
+{
+	if (errno == EFBIG)
+		fprintf(stderr, PROG ": %s: larger than %zu bytes\n", path,
+			(size_t)INPUT_MAX);
+	else
+		fprintf(stderr, PROG ": cannot read %s: %s\n", path,
+			strerror(errno));
+}
+
+/* The review command: the answer serve would send, on stdout. */
 static int run_review(const struct config *cfg, const char *path)
 {
 	struct review_answer ans;
@@ -113,14 +131,11 @@ static int run_review(const struct config *cfg, const char *path)
 	int status;
 
 	if (!body) {
-		fprintf(stderr, PROG ": cannot read %s: %s\n", path,
-			strerror(errno));
+		input_error(path);
 		return 1;
 	}
 	review_answer_init(&ans);
-	review_handlen(cfg, body, len, &ans);
-	free(body);
-	if (ans.http_status == 200) {
+	if (review_handlen(cfg, body, len, &ans) == 0) {
 		fwrite(ans.body, 1, ans.body_len, stdout);
 		fputc('\n', stdout);
 		status = fflush(stdout) ? 1 : 0;
@@ -129,8 +144,36 @@ static int run_review(const struct config *cfg, const char *path)
 			"out of memory");
 		status = 1;
 	}
+	free(body);
 	review_answer_release(&ans);
 	return status;
+}
+
+/* Sets *precision to the digits that print v exactly (a real), at least. */
+static void real_precision(const json_t *v, int *precision)
+{
+	const char *k;
+	json_t *item;
+	size_t i;
+
+	if (json_is_real(v)) {
+		char text[40];
+		int p;
+
+		for (p = *precision; p < 17; p++) {
+			snprintf(text, sizeof(text), "%.*g", p,
+				 json_real_value(v));
+			if (strtod(text, NULL) == json_real_value(v))
+				break;
+		}
+		*precision = p;
+	} else if (json_is_object(v)) {
+		json_object_foreach((json_t *)v, k, item)
+			real_precision(item, precision);
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, item)
+			real_precision(item, precision);
+	}
 }
 
 static int run_default(const struct config *cfg, const char *path)
@@ -142,14 +185,14 @@ static int run_default(const struct config *cfg, const char *path)
 	char err[256], *out = NULL;
 	size_t len, i;
 	char *body = read_input(path, &len);
-	int status = 2;
+	int status = 2, precision = 1;
 
 	if (!body) {
-		fprintf(stderr, PROG ": cannot read %s: %s\n", path,
-			strerror(errno));
+		input_error(path);
 		return 2;
 	}
-	pod = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+	pod = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
+			 &jerr);
 	free(body);
 	if (!pod) {
 		fprintf(stderr, PROG ": %s is not JSON: %s (line %d, column %d)\n",
@@ -157,7 +200,9 @@ static int run_default(const struct config *cfg, const char *path)
 		return 2;
 	}
 	kind = json_string_value(json_object_get(pod, "kind"));
-	if (!json_is_object(pod) || !kind || strcmp(kind, "Pod")) {
+	if (!json_is_object(pod) || !kind ||
+	    json_string_length(json_object_get(pod, "kind")) != 3 ||
+	    strcmp(kind, "Pod")) {
 		fprintf(stderr, PROG ": not a Pod: %.64s\n",
 			kind ? kind : "(no kind)");
 		json_decref(pod);
@@ -185,7 +230,10 @@ static int run_default(const struct config *cfg, const char *path)
 		fprintf(stderr, PROG ": %s\n", err);
 		goto out;
 	}
-	out = json_dumps(pod, JSON_INDENT(2));
+	/* Reals are printed with the fewest digits that keep their value, so
+	 * that cpu: 0.1 stays 0.1 (jansson's default of 17 digits would not). */
+	real_precision(pod, &precision);
+	out = json_dumps(pod, JSON_INDENT(2) | JSON_REAL_PRECISION(precision));
 	if (!out) {
 		fprintf(stderr, PROG ": out of memory\n");
 		goto out;
@@ -208,8 +256,9 @@ static bool is_common_flag(const char *name)
 }
 
 /*
- * Builds the configuration: built-in defaults, then the file, then the
- * flags in their order.  Returns 0, or 2 after a message.
+ * Builds the configuration: built-in defaults, then the file (which must be
+ * valid on its own), then the flags in their order.  Returns 0, or 2 after
+ * a message that names the file, flag or key.
  */
 static int load_config(struct config *cfg, const char *file,
 		       const struct flag *flags, size_t nflags)
@@ -221,23 +270,21 @@ static int load_config(struct config *cfg, const char *file,
 		fprintf(stderr, PROG ": out of memory\n");
 		return 2;
 	}
-	if (file && config_load_file(cfg, file, err, sizeof(err)))
-		goto fail;
+	if (file) {
+		if (config_load_file(cfg, file, err, sizeof(err)))
+			goto fail;
+		if (config_check(cfg, err, sizeof(err))) {
+			fprintf(stderr, PROG ": config %s: %s\n", file, err);
+			config_release(cfg);
+			return 2;
+		}
+	}
 	for (i = 0; i < nflags; i++)
 		if (config_set_flag(cfg, flags[i].name, flags[i].value, err,
 				    sizeof(err)))
 			goto fail;
-	if (config_check(cfg, err, sizeof(err))) {
-		if (file) {
-			char full[640];
-
-			snprintf(full, sizeof(full), "config %s: %s", file, err);
-			fprintf(stderr, PROG ": %s\n", full);
-			config_release(cfg);
-			return 2;
-		}
+	if (config_check(cfg, err, sizeof(err)))
 		goto fail;
-	}
 	return 0;
 fail:
 	fprintf(stderr, PROG ": %s\n", err);
@@ -258,12 +305,6 @@ int main(int argc, char **argv)
 
 	if (argc < 2)
 		return usage_error("a command is required", NULL);
-	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
-		if (argc > 2)
-			return usage_error("version takes no argument", argv[2]);
-		printf(PROG " %s\n", VGPU_VERSION);
-		return 0;
-	}
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "-h")) {
 		fputs(usage, stdout);
@@ -275,6 +316,8 @@ int main(int argc, char **argv)
 		cmd = CMD_REVIEW;
 	else if (!strcmp(argv[1], "default"))
 		cmd = CMD_DEFAULT;
+	else if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version"))
+		cmd = CMD_VERSION;
 	else
 		return usage_error("unknown command", argv[1]);
 
@@ -291,7 +334,7 @@ int main(int argc, char **argv)
 		int rc;
 
 		if (positional_only || arg[0] != '-' || !strcmp(arg, "-")) {
-			if (cmd == CMD_SERVE || file) {
+			if (cmd == CMD_SERVE || cmd == CMD_VERSION || file) {
 				status = usage_error("unexpected argument", arg);
 				goto out_flags;
 			}
@@ -345,6 +388,11 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (cmd == CMD_VERSION) {
+		printf(PROG " %s\n", VGPU_VERSION);
+		status = 0;
+		goto out_flags;
+	}
 	status = load_config(&cfg, config_file, flags, nflags);
 	if (status)
 		goto out_flags;
@@ -357,6 +405,8 @@ int main(int argc, char **argv)
 		break;
 	case CMD_DEFAULT:
 		status = run_default(&cfg, file ? file : "-");
+		break;
+	case CMD_VERSION:
 		break;
 	}
 	config_release(&cfg);

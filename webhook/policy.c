@@ -15,6 +15,13 @@
 
 #include "policy.h"
 
+/*
+ * Pod values in messages, control bytes removed and bounded: a warning is
+ * cut at 120 characters anyway, so a value of 120 reads the same whole.
+ */
+#define LABEL_CHARS POLICY_WARNING_MAX_CHARS
+#define LABEL_SIZE (LABEL_CHARS * 4 + 4)
+
 #define ANNOTATION_NODE_POLICY "hami.io/node-scheduler-policy"
 #define ANNOTATION_GPU_POLICY "hami.io/gpu-scheduler-policy"
 
@@ -47,6 +54,7 @@ struct container {
 	const char *list; /* "initContainers" or "containers" */
 	size_t index;
 	const char *name;
+	char label[LABEL_SIZE]; /* name, masked and cut for messages */
 	json_t *resources; /* NULL when absent or null, likewise below */
 	json_t *limits;
 	json_t *requests;
@@ -67,6 +75,8 @@ struct pod {
 	const char *scheduler_name;
 	const char *node_name;
 	const char *runtime_class_name;
+	char scheduler_label[LABEL_SIZE]; /* masked and cut for messages */
+	char node_label[LABEL_SIZE];
 	struct container *containers;
 	size_t ncontainers;
 	size_t napp; /* app containers, after the init containers */
@@ -107,10 +117,10 @@ const char *decision_reason(int code)
 	}
 }
 
-/* A value from the pod, masked and cut for a message. */
-static const char *masked(const char *s, char out[128])
+/* A value from the pod, masked and cut to max_chars, into out. */
+static const char *label(char out[LABEL_SIZE], const char *s, size_t max_chars)
 {
-	util_mask_cut(out, 128, s, strlen(s), 63);
+	util_mask_cut(out, LABEL_SIZE, s, strlen(s), max_chars);
 	return out;
 }
 
@@ -134,7 +144,7 @@ static void denyf(struct pod *p, int code, const char *fmt, ...)
 static void denyf(struct pod *p, int code, const char *fmt, ...)
 {
 	struct buf b = BUF_INIT;
-	char line[512];
+	char line[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -150,7 +160,7 @@ static void warnf(struct pod *p, json_t *list, const char *fmt, ...)
 
 static void warnf(struct pod *p, json_t *list, const char *fmt, ...)
 {
-	char line[1024], cut[POLICY_WARNING_MAX_CHARS * 4 + 4];
+	char line[2048], cut[POLICY_WARNING_MAX_CHARS * 4 + 4];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -198,6 +208,12 @@ static json_t *member(struct pod *p, const json_t *obj, const char *key,
 
 	if (!v || json_is_null(v))
 		return NULL;
+	if (t == JSON_STRING && json_is_string(v) &&
+	    strlen(json_string_value(v)) != json_string_length(v)) {
+		denyf(p, 400, "%s: contains a NUL character", path);
+		*bad = true;
+		return NULL;
+	}
 	if (json_typeof(v) == t ||
 	    (t == JSON_TRUE && json_typeof(v) == JSON_FALSE))
 		return v;
@@ -231,6 +247,10 @@ static void number_text(const json_t *v, char *out, size_t size)
 		return;
 	}
 	d = json_real_value(v);
+	if (d > -1e15 && d < 1e15 && d == (double)(long long)d) {
+		snprintf(out, size, "%lld", (long long)d);
+		return;
+	}
 	for (prec = 1; prec <= 17; prec++) {
 		snprintf(out, size, "%.*g", prec, d);
 		if (strtod(out, NULL) == d)
@@ -263,8 +283,16 @@ static bool read_quantities(struct pod *p, const struct device *dev,
 		pair->key = key;
 		pair->key_len = strlen(key);
 		if (json_is_string(v)) {
+			/* Kubernetes trims spaces when it decodes a quantity. */
 			pair->value = json_string_value(v);
 			pair->value_len = json_string_length(v);
+			while (pair->value_len && *pair->value == ' ') {
+				pair->value++;
+				pair->value_len--;
+			}
+			while (pair->value_len &&
+			       pair->value[pair->value_len - 1] == ' ')
+				pair->value_len--;
 		} else if (json_is_number(v)) {
 			number_text(v, s->text[which][res],
 				    sizeof(s->text[which][res]));
@@ -325,6 +353,7 @@ static bool read_container(struct pod *p, const char *list, size_t index,
 	}
 	snprintf(path, sizeof(path), "%s.name", base);
 	c->name = string_member(p, obj, "name", &bad, path);
+	label(c->label, c->name, LABEL_CHARS);
 	snprintf(path, sizeof(path), "%s.resources", base);
 	if (!bad)
 		c->resources = member(p, obj, "resources", JSON_OBJECT, &bad,
@@ -430,6 +459,8 @@ static bool read_pod(struct pod *p, const json_t *pod)
 	if (!bad)
 		p->node_name = string_member(p, p->spec, "nodeName", &bad,
 					     "spec.nodeName");
+	label(p->scheduler_label, p->scheduler_name, LABEL_CHARS);
+	label(p->node_label, p->node_name, LABEL_CHARS);
 	if (!bad)
 		p->runtime_class_name = string_member(p, p->spec,
 						      "runtimeClassName", &bad,
@@ -490,14 +521,10 @@ static bool resolve_all(struct pod *p)
 				c->vgpu |= s->req.kind == VGPU_KIND_SHARED;
 				continue;
 			}
-			for (e = 0; e < errs.count; e++) {
-				char name[128];
-
+			for (e = 0; e < errs.count; e++)
 				buf_addf(&msg, "%scontainer \"%s\": %s",
-					 msg.len ? "; " : "",
-					 masked(c->name, name),
+					 msg.len ? "; " : "", c->label,
 					 errs.error[e].message);
-			}
 		}
 	}
 	if (!msg.len && !buf_failed(&msg))
@@ -530,8 +557,8 @@ static bool family_in_use(const struct pod *p, size_t f)
 /* Step 6 of section 4: privileged containers and spec.nodeName. */
 static bool check_policies(struct pod *p)
 {
-	const char *action;
-	char text[128];
+	const struct config *cfg = p->cfg;
+	char line[LABEL_SIZE + 160];
 	size_t i;
 
 	for (i = 0; i < p->ncontainers; i++) {
@@ -539,29 +566,26 @@ static bool check_policies(struct pod *p)
 
 		if (!c->privileged)
 			continue;
-		action = p->cfg->privileged_policy == POLICY_DENY ? "deny"
-								  : "warn";
-		if (p->cfg->privileged_policy == POLICY_DENY) {
-			denyf(p, 403,
-			      "container \"%s\": privileged containers can see every GPU of the node (privilegedPolicy: %s)",
-			      masked(c->name, text), action);
+		snprintf(line, sizeof(line),
+			 "container \"%s\": privileged containers can see every GPU of the node (privilegedPolicy: %s)",
+			 c->label,
+			 cfg->privileged_policy == POLICY_DENY ? "deny" : "warn");
+		if (cfg->privileged_policy == POLICY_DENY) {
+			denyf(p, 403, "%s", line);
 			return false;
 		}
-		warnf(p, p->pod_warnings,
-		      "container \"%s\": privileged containers can see every GPU of the node (privilegedPolicy: %s)",
-		      c->name, action);
+		warnf(p, p->pod_warnings, "%s", line);
 	}
-	if (p->node_name && p->node_name[0]) {
-		action = p->cfg->node_name_policy == POLICY_DENY ? "deny" : "warn";
-		if (p->cfg->node_name_policy == POLICY_DENY) {
-			denyf(p, 403,
-			      "spec.nodeName \"%s\" bypasses the vGPU scheduler (nodeNamePolicy: %s)",
-			      masked(p->node_name, text), action);
+	if (p->node_name[0]) {
+		snprintf(line, sizeof(line),
+			 "spec.nodeName \"%s\" bypasses the vGPU scheduler (nodeNamePolicy: %s)",
+			 p->node_label,
+			 cfg->node_name_policy == POLICY_DENY ? "deny" : "warn");
+		if (cfg->node_name_policy == POLICY_DENY) {
+			denyf(p, 403, "%s", line);
 			return false;
 		}
-		warnf(p, p->pod_warnings,
-		      "spec.nodeName \"%s\" bypasses the vGPU scheduler (nodeNamePolicy: %s)",
-		      p->node_name, action);
+		warnf(p, p->pod_warnings, "%s", line);
 	}
 	return true;
 }
@@ -649,26 +673,29 @@ static void collect_resources(struct pod *p, const struct container *c,
 				break;
 		warnf(p, p->d->warnings,
 		      "container \"%s\": %s without %s and defaultGPUNum is 0; not a vGPU container",
-		      c->name, dev->resource[res], dev->resource[VGPU_COUNT]);
+		      c->label, dev->resource[res], dev->resource[VGPU_COUNT]);
 		return;
 	}
 	for (res = 0; res < VGPU_NRESOURCES; res++) {
 		const char *key = dev->resource[res];
 
 		if (r->copied & VGPU_BIT(res)) {
-			const struct vgpu_pair *pair = NULL;
+			char value[LABEL_SIZE];
 			size_t i;
 
-			for (i = 0; i < s->nrequests && !pair; i++)
+			value[0] = '\0';
+			for (i = 0; i < s->nrequests; i++)
 				if (!strcmp(s->requests[i].key, key))
-					pair = &s->requests[i];
+					util_mask_cut(value, sizeof(value),
+						      s->requests[i].value,
+						      s->requests[i].value_len,
+						      LABEL_CHARS);
 			if (json_object_set_new(limits, key,
 					json_deep_copy(s->request_value[res])))
 				p->oom = true;
 			warnf(p, p->d->warnings,
-			      "container \"%s\": copied request %s=%.*s into limits",
-			      c->name, key, (int)(pair ? pair->value_len : 0),
-			      pair ? pair->value : "");
+			      "container \"%s\": copied request %s=%s into limits",
+			      c->label, key, value);
 		} else if (r->defaulted & VGPU_BIT(res)) {
 			char text[24];
 			const char *reason = reasons[res];
@@ -682,7 +709,7 @@ static void collect_resources(struct pod *p, const struct container *c,
 							     json_string(text))))
 				p->oom = true;
 			warnf(p, p->d->warnings,
-			      "container \"%s\": set %s=%s (%s)", c->name, key,
+			      "container \"%s\": set %s=%s (%s)", c->label, key,
 			      text, reason);
 		}
 	}
@@ -716,6 +743,18 @@ static void wanted_env(const struct pod *p, const struct container *c,
 	}
 	if (!c->vgpu && p->cfg->any_overwrite_env)
 		values[ENV_VISIBLE_DEVICES] = "none";
+}
+
+/* The number of members of obj that are not null. */
+static size_t count_present(const json_t *obj)
+{
+	const char *k;
+	json_t *v;
+	size_t n = 0;
+
+	json_object_foreach((json_t *)obj, k, v)
+		n += !json_is_null(v);
+	return n;
 }
 
 /* The index of the last env entry named name, or -1. */
@@ -757,8 +796,8 @@ static void write_env(struct pod *p, const struct container *c)
 		entry = json_pack("{s:s, s:s}", "name", env_names[v], "value",
 				  values[v]);
 		if (!c->env) {
-			if (!added)
-				added = json_array();
+			if (!added && !(added = json_array()))
+				p->oom = true;
 			if (json_array_append_new(added, entry))
 				p->oom = true;
 			continue;
@@ -766,7 +805,7 @@ static void write_env(struct pod *p, const struct container *c)
 		i = last_env(c->env, env_names[v]);
 		old = i >= 0 ? json_array_get(c->env, (size_t)i) : NULL;
 		old_value = json_string_value(json_object_get(old, "value"));
-		if (old && json_object_size(old) == 2 && old_value &&
+		if (old && count_present(old) == 2 && old_value &&
 		    !strcmp(old_value, values[v])) {
 			json_decref(entry);
 			continue;
@@ -779,15 +818,21 @@ static void write_env(struct pod *p, const struct container *c)
 		}
 		buf_addf(&path, "/%ld", i);
 		push(p, "replace", &path, entry);
-		if (json_object_get(old, "valueFrom"))
+		if (!json_is_null(json_object_get(old, "valueFrom")) &&
+		    json_object_get(old, "valueFrom")) {
 			warnf(p, p->d->warnings,
 			      "container \"%s\": replaced env %s (valueFrom) with \"%s\"",
-			      c->name, env_names[v], values[v]);
-		else
+			      c->label, env_names[v], values[v]);
+		} else {
+			char text[LABEL_SIZE];
+
 			warnf(p, p->d->warnings,
 			      "container \"%s\": replaced env %s \"%s\" with \"%s\"",
-			      c->name, env_names[v], old_value ? old_value : "",
+			      c->label, env_names[v],
+			      label(text, old_value ? old_value : "",
+				    LABEL_CHARS),
 			      values[v]);
+		}
 	}
 	if (added) {
 		buf_truncate(&path, base);
@@ -984,7 +1029,7 @@ static void decide(struct pod *p, const json_t *pod)
 		if (asks_vgpu(p))
 			warnf(p, p->d->warnings,
 			      "pod asks for vGPU resources but spec.schedulerName is \"%s\", not \"%s\"; left unchanged",
-			      p->scheduler_name, p->cfg->scheduler_name);
+			      p->scheduler_label, p->cfg->scheduler_name);
 		return;
 	}
 	if (!resolve_all(p))

@@ -71,6 +71,15 @@ static void copy_field(char dst[REVIEW_FIELD_MAX], const json_t *v)
 		dst[0] = '\0';
 }
 
+/* Whether v is the string lit, compared by length (it may hold a NUL). */
+static bool is_string(const json_t *v, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	return json_is_string(v) && json_string_length(v) == n &&
+	       !memcmp(json_string_value(v), lit, n);
+}
+
 /*
  * Whether the request is a Pod CREATE without subresource (SPEC section 4
  * step 1); anything else is allowed unchanged.
@@ -80,10 +89,9 @@ static bool is_pod_create(const json_t *request)
 	const json_t *kind = json_object_get(request, "kind");
 	const json_t *group = json_object_get(kind, "group");
 	const json_t *sub = json_object_get(request, "subResource");
-	const char *op = json_string_value(json_object_get(request, "operation"));
-	const char *k = json_string_value(json_object_get(kind, "kind"));
 
-	if (!json_is_object(kind) || !k || strcmp(k, "Pod"))
+	if (!json_is_object(kind) || !is_string(json_object_get(kind, "kind"),
+						 "Pod"))
 		return false;
 	if (group && !json_is_null(group) &&
 	    (!json_is_string(group) || json_string_length(group)))
@@ -91,14 +99,14 @@ static bool is_pod_create(const json_t *request)
 	if (sub && !json_is_null(sub) &&
 	    (!json_is_string(sub) || json_string_length(sub)))
 		return false;
-	return op && !strcmp(op, "CREATE");
+	return is_string(json_object_get(request, "operation"), "CREATE");
 }
 
 /* Builds the response object for decision d (or an unchanged allow). */
-static json_t *response_new(const char *uid, const struct decision *d,
+static json_t *response_new(json_t *uid, const struct decision *d,
 			    size_t *ops)
 {
-	json_t *r = json_pack("{s:s, s:b}", "uid", uid, "allowed",
+	json_t *r = json_pack("{s:O, s:b}", "uid", uid, "allowed",
 			      !d || !d->code);
 	char *patch;
 
@@ -141,11 +149,16 @@ int review_handlen(const struct config *cfg, const char *body, size_t len,
 	bool decided = false;
 	json_error_t jerr;
 	json_t *root, *request, *object, *meta, *out = NULL;
-	const char *api, *kind, *uid, *bad = NULL;
+	const char *api, *bad = NULL;
+	json_t *uid;
 	char reason[320];
 	int rc = -1;
 
-	root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+	/* jansson keeps its error code in the last byte of the text, which
+	 * it leaves unset when its lexer cannot even start. */
+	memset(&jerr, 0, sizeof(jerr));
+	root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
+			  &jerr);
 	/* jansson leaves the text empty when its lexer cannot allocate. */
 	if (!root && (json_error_code(&jerr) == json_error_out_of_memory ||
 		      !jerr.text[0]))
@@ -156,20 +169,22 @@ int review_handlen(const struct config *cfg, const char *body, size_t len,
 			 jerr.text, jerr.line, jerr.column);
 		return text_answer(ans, 400, reason);
 	}
-	api = json_string_value(json_object_get(root, "apiVersion"));
-	kind = json_string_value(json_object_get(root, "kind"));
+	api = is_string(json_object_get(root, "apiVersion"),
+			"admission.k8s.io/v1") ? "admission.k8s.io/v1" :
+	      is_string(json_object_get(root, "apiVersion"),
+			"admission.k8s.io/v1beta1") ? "admission.k8s.io/v1beta1" :
+	      NULL;
 	request = json_object_get(root, "request");
-	uid = json_string_value(json_object_get(request, "uid"));
+	uid = json_object_get(request, "uid");
 	if (!json_is_object(root))
 		bad = "the body is not a JSON object";
-	else if (!api || (strcmp(api, "admission.k8s.io/v1") &&
-			  strcmp(api, "admission.k8s.io/v1beta1")))
+	else if (!api)
 		bad = "apiVersion must be admission.k8s.io/v1 or admission.k8s.io/v1beta1";
-	else if (!kind || strcmp(kind, "AdmissionReview"))
+	else if (!is_string(json_object_get(root, "kind"), "AdmissionReview"))
 		bad = "kind must be AdmissionReview";
 	else if (!json_is_object(request))
 		bad = "request must be an object";
-	else if (!uid || !uid[0])
+	else if (!json_is_string(uid) || !json_string_length(uid))
 		bad = "request.uid must be a non-empty string";
 	if (bad) {
 		snprintf(reason, sizeof(reason), "not an AdmissionReview: %s",
@@ -178,7 +193,7 @@ int review_handlen(const struct config *cfg, const char *body, size_t len,
 		goto out;
 	}
 
-	copy_field(ans->uid, json_object_get(request, "uid"));
+	copy_field(ans->uid, uid);
 	copy_field(ans->operation, json_object_get(request, "operation"));
 	copy_field(ans->namespace_, json_object_get(request, "namespace"));
 	object = json_object_get(request, "object");

@@ -22,6 +22,9 @@ enum review_outcome {
 /* "patched", "allowed", "denied" or "error": the metric and log label. */
 const char *review_outcome_name(enum review_outcome outcome);
 
+/* The largest request body answered; a larger one is refused whole. */
+#define REVIEW_BODY_MAX ((size_t)3 << 20)
+
 #define REVIEW_FIELD_MAX 96
 
 /*

@@ -143,7 +143,7 @@ size_t util_mask_cut(char *dst, size_t size, const char *s, size_t len,
 		size_t n = utf8_len(p[i]);
 
 		if (n > len - i)
-			n = len - i;
+			break; /* an incomplete sequence at the end */
 		if (is_control(p + i, n)) {
 			i += n;
 			continue;

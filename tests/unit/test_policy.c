@@ -204,6 +204,71 @@ static void test_policy__warning_cut_and_masked(void **state)
 	free(text);
 }
 
+static void test_policy__hostile_values(void **state)
+{
+	struct decision d;
+	char *text, *name;
+	json_t *pod;
+	size_t i, o = 0;
+
+	(void)state;
+	/* a name of 1000 control characters, then 50 two-byte letters */
+	name = malloc(1000 * 6 + 50 * 2 + 1);
+	for (i = 0; i < 1000; i++)
+		o += (size_t)sprintf(name + o, "\\u0001");
+	for (i = 0; i < 50; i++)
+		o += (size_t)sprintf(name + o, "\xc3\xa9");
+	text = malloc(o + 200);
+	sprintf(text, "{\"spec\":{\"containers\":[{\"name\":\"%s\","
+		"\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}",
+		name);
+	pod = decide(text, &d);
+	assert_int_equal(d.code, 0);
+	assert_int_equal(json_array_size(d.warnings), 1);
+	assert_non_null(strstr(json_string_value(json_array_get(d.warnings, 0)),
+			       "\xc3\xa9\": set nvidia.com/gpumem=5000 (defaultMemory)"));
+	decision_release(&d);
+	json_decref(pod);
+	free(text);
+	free(name);
+
+	/* a NUL inside a name the policy compares is refused, not matched */
+	pod = json_loadb("{\"spec\":{\"containers\":[{\"env\":[{\"name\":"
+			 "\"CUDA_TASK_PRIORITY\\u0000x\"}]}]}}", 72,
+			 JSON_ALLOW_NUL, NULL);
+	assert_non_null(pod);
+	assert_int_equal(decision_init(&d), 0);
+	assert_int_equal(policy_decide(&cfg, pod, &d), 0);
+	assert_int_equal(d.code, 400);
+	assert_string_equal(d.message,
+			    "spec.containers[0].env[0].name: contains a NUL character");
+	decision_release(&d);
+	json_decref(pod);
+
+	/* a null valueFrom is absent: the entry is already ours */
+	pod = decide("{\"spec\":{\"schedulerName\":\"hami-scheduler\","
+		     "\"tolerations\":[{\"key\":\"nvidia.com/gpu\","
+		     "\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}],"
+		     "\"containers\":[{\"resources\":{\"limits\":{"
+		     "\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"1\","
+		     "\"nvidia.com/priority\":\"2\"}},\"env\":[{\"name\":"
+		     "\"CUDA_TASK_PRIORITY\",\"value\":\"2\",\"valueFrom\":null}]}]}}",
+		     &d);
+	assert_int_equal(d.code, 0);
+	assert_int_equal(patch_count(&d.patch), 0);
+	assert_int_equal(json_array_size(d.warnings), 0);
+	decision_release(&d);
+	json_decref(pod);
+
+	/* quantities as JSON numbers and with spaces, as manifests have them */
+	pod = decide("{\"spec\":{\"containers\":[{\"resources\":{\"limits\":{"
+		     "\"nvidia.com/gpu\":\" 1 \",\"nvidia.com/gpumem\":1e3}}}]}}",
+		     &d);
+	assert_int_equal(d.code, 0);
+	decision_release(&d);
+	json_decref(pod);
+}
+
 static void test_policy__order_and_idempotence(void **state)
 {
 	static const char pod_text[] =
@@ -288,6 +353,7 @@ int main(void)
 		cmocka_unit_test(test_policy__no_containers),
 		cmocka_unit_test(test_policy__warning_cap),
 		cmocka_unit_test(test_policy__warning_cut_and_masked),
+		cmocka_unit_test(test_policy__hostile_values),
 		cmocka_unit_test(test_policy__order_and_idempotence),
 		cmocka_unit_test(test_policy__scheduler_gate),
 	};

@@ -209,8 +209,26 @@ static const struct err_case err_cases[] = {
 	  "nvidia.com/gpumem: request 4k differs from limit 5k", 1 },
 	{ "L:nvidia.com/gpumem=100 L:nvidia.com/gpumem-percentage=10",
 	  VGPU_ECONFLICT,
-	  "nvidia.com/gpumem and nvidia.com/gpumem-percentage are both set; give one",
+	  "nvidia.com/gpumem=100 and nvidia.com/gpumem-percentage=10 are both set; give one",
 	  1 },
+	/* a request-only memory counts too */
+	{ "R:nvidia.com/gpumem=100 L:nvidia.com/gpumem-percentage=10",
+	  VGPU_ECONFLICT,
+	  "nvidia.com/gpumem=100 and nvidia.com/gpumem-percentage=10 are both set; give one",
+	  1 },
+	/* beyond int64 with a binary suffix: the hint is still exact */
+	{ "L:nvidia.com/gpumem=9Ei", VGPU_EBYTES,
+	  "nvidia.com/gpumem=9Ei looks like bytes; the unit is MiB: did you mean 9895604649984?",
+	  1 },
+	{ "L:nvidia.com/gpumem=16Ei", VGPU_EBYTES,
+	  "nvidia.com/gpumem=16Ei looks like bytes; the unit is MiB: did you mean 17592186044416?",
+	  1 },
+	{ "L:nvidia.com/gpumem=100000000000000000000", VGPU_ERANGE,
+	  "nvidia.com/gpumem=100000000000000000000 is out of range 1..1048576",
+	  1 },
+	/* a mismatch does not hide the limit's own error */
+	{ "L:nvidia.com/gpu=1.5 R:nvidia.com/gpu=2", VGPU_EMISMATCH,
+	  "nvidia.com/gpu: request 2 differs from limit 1.5", 2 },
 	/* every error is reported, in resource order */
 	{ "L:nvidia.com/gpu=x L:nvidia.com/gpumem=1.5 L:nvidia.com/gpucores=200",
 	  VGPU_ESYNTAX, "nvidia.com/gpu=x is not a valid quantity", 3 },
@@ -259,6 +277,16 @@ static void test_resolve__error_value_masked_and_cut(void **state)
 			 VGPU_ESYNTAX);
 	assert_string_equal(errs.error[0].value, "1[31mred");
 	assert_null(strchr(errs.error[0].message, '\n'));
+
+	/* a value that fits is not cut */
+	memset(&in, 0, sizeof(in));
+	memset(value, 'x', VGPU_VALUE_MAX - 1);
+	value[VGPU_VALUE_MAX - 1] = '\0';
+	put(&in, 'L', "nvidia.com/gpu", value);
+	assert_int_equal(vgpu_resolve(&vgpu_family_nvidia, in.limits, 1, NULL,
+				      0, &r, &errs),
+			 VGPU_ESYNTAX);
+	assert_string_equal(errs.error[0].value, value);
 
 	memset(value, '9', sizeof(value) - 1);
 	value[sizeof(value) - 1] = '\0';
