@@ -159,32 +159,11 @@ struct where {
 	size_t errlen;
 };
 
-static const char *type_name(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "an object";
-	case JSON_ARRAY:
-		return "an array";
-	case JSON_STRING:
-		return "a string";
-	case JSON_INTEGER:
-		return "an integer";
-	case JSON_REAL:
-		return "a number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "a boolean";
-	default:
-		return "null";
-	}
-}
-
 static int bad_type(struct where *w, const char *path, const char *want,
 		    const json_t *v)
 {
 	fail(w->err, w->errlen, "config %s: %s: expected %s, got %s", w->file,
-	     path, want, type_name(v));
+	     path, want, util_json_type(v));
 	return -1;
 }
 
@@ -288,6 +267,8 @@ static int read_toleration(struct where *w, const char *path, const json_t *v,
 			;
 		if (i == 5)
 			return unknown_key(w, path, k);
+		if (json_is_null(item))
+			continue; /* null is absent, as Kubernetes reads it */
 		snprintf(sub, sizeof(sub), "%s.%.64s", path, k);
 		if (i == 4) {
 			if (!json_is_integer(item))
@@ -341,7 +322,8 @@ static int read_toleration(struct where *w, const char *path, const json_t *v,
 	for (i = 0; i < 5; i++) {
 		json_t *item_v = json_object_get(v, keys[i]);
 
-		if (item_v && json_object_set(copy, keys[i], item_v))
+		if (item_v && !json_is_null(item_v) &&
+		    json_object_set(copy, keys[i], item_v))
 			goto oom;
 	}
 	if (json_array_append_new(out, copy))
@@ -356,7 +338,28 @@ static const char *const core_policies[] = { "", "default", "force",
 					     "disable" };
 static const char *const oom_killers[] = { "", "true", "false" };
 
-/* Reads devices[index] into d (which device_init_empty() prepared). */
+/* Keys of a device that may be left out, or given as null. */
+static bool is_optional_device_key(const char *key)
+{
+	static const char *const keys[] = {
+		"resourceMemoryPercentageName", "resourceCoreName",
+		"resourcePriorityName", "runtimeClassName", "gpuCorePolicy",
+		"activeOOMKiller", "overwriteEnv"
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strcmp(key, keys[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Reads devices[index] into d (which device_init_empty() prepared): every
+ * required key present, no unknown key, each value of its type; an
+ * optional key given as null keeps its empty default.  Returns 0, or -1
+ * with the message in w.
+ */
 static int read_device(struct where *w, size_t index, const json_t *v,
 		       struct device *d)
 {
@@ -380,6 +383,8 @@ static int read_device(struct where *w, size_t index, const json_t *v,
 		int res;
 
 		snprintf(sub, sizeof(sub), "%s.%.64s", path, key);
+		if (json_is_null(item) && is_optional_device_key(key))
+			continue;
 		for (res = 0; res < VGPU_NRESOURCES; res++)
 			if (!strcmp(key, vgpu_resource_config_key(res)))
 				break;
@@ -435,6 +440,10 @@ static int read_device(struct where *w, size_t index, const json_t *v,
 	return 0;
 }
 
+/*
+ * Reads the devices list; it replaces cfg's list only when every entry is
+ * valid.  Returns 0, or -1 with the message in w.
+ */
 static int read_devices(struct where *w, struct config *cfg, const json_t *v)
 {
 	struct device *devices;
@@ -466,6 +475,7 @@ fail:
 static const char *const actions[] = { "deny", "warn" };
 static const char *const scheduler_policies[] = { "", "binpack", "spread" };
 
+/* Reads schedulerPolicy.node and .gpu ("", binpack or spread). */
 static int read_scheduler_policy(struct where *w, struct config *cfg,
 				 const json_t *v)
 {
@@ -479,6 +489,9 @@ static int read_scheduler_policy(struct where *w, struct config *cfg,
 		char **dst;
 		const char *path;
 
+		if (json_is_null(item) &&
+		    (!strcmp(key, "node") || !strcmp(key, "gpu")))
+			continue;
 		if (!strcmp(key, "node")) {
 			dst = &cfg->node_scheduler_policy;
 			path = "schedulerPolicy.node";
@@ -493,6 +506,21 @@ static int read_scheduler_policy(struct where *w, struct config *cfg,
 			return -1;
 	}
 	return 0;
+}
+
+static bool is_top_key(const char *key)
+{
+	static const char *const keys[] = {
+		"schedulerName", "forceOverwriteDefaultScheduler",
+		"privilegedPolicy", "nodeNamePolicy", "schedulerPolicy",
+		"devices"
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strcmp(key, keys[i]))
+			return true;
+	return false;
 }
 
 int config_load_file(struct config *cfg, const char *path, char *err,
@@ -516,6 +544,9 @@ int config_load_file(struct config *cfg, const char *path, char *err,
 		goto out;
 	}
 	json_object_foreach(root, key, item) {
+		/* Every top-level key is optional: null keeps the default. */
+		if (json_is_null(item) && is_top_key(key))
+			continue;
 		if (!strcmp(key, "schedulerName")) {
 			if (read_string(&w, key, item, &cfg->scheduler_name))
 				goto out;
@@ -627,6 +658,7 @@ int config_set_flag(struct config *cfg, const char *name, const char *value,
  * Validation
  */
 
+/* Checks one device family (names, ranges, runtime class). */
 static int check_device(const struct device *d, size_t index, char *err,
 			size_t errlen)
 {

@@ -176,6 +176,11 @@ static void real_precision(const json_t *v, int *precision)
 	}
 }
 
+/*
+ * The default command: the pod with the policy's operations applied on
+ * stdout, warnings on stderr.  Returns 0, 1 when denied, or 2 when the
+ * input cannot be read or is not a Pod.
+ */
 static int run_default(const struct config *cfg, const char *path)
 {
 	struct decision d;

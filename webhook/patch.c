@@ -36,7 +36,7 @@ int patch_push(struct patch *p, const char *op, const char *path,
 	return json_array_append_new(p->ops, o);
 }
 
-void pointer_append(struct buf *b, const char *key)
+void patch_pointer_append(struct buf *b, const char *key)
 {
 	const char *s;
 
@@ -108,6 +108,10 @@ static int parse_index(const char *tok, size_t size, size_t *index)
 	return 0;
 }
 
+/*
+ * Applies one operation of the kinds patch_push() makes: the parent named
+ * by path must exist.  value is borrowed.  Returns 0, or -1.
+ */
 static int apply_one(json_t *doc, const char *op, const char *path,
 		     json_t *value)
 {

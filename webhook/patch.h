@@ -32,7 +32,7 @@ int patch_push(struct patch *p, const char *op, const char *path,
 	       json_t *value) UTIL_WUR;
 
 /* Appends "/" and key escaped per RFC 6901 (~ as ~0, / as ~1) to b. */
-void pointer_append(struct buf *b, const char *key);
+void patch_pointer_append(struct buf *b, const char *key);
 
 /*
  * The base64 of the compact JSON of the operations (malloc'd), or NULL out

@@ -176,26 +176,6 @@ static void warnf(struct pod *p, json_t *list, const char *fmt, ...)
  * Pass 1: read
  */
 
-static const char *type_name(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "object";
-	case JSON_ARRAY:
-		return "array";
-	case JSON_STRING:
-		return "string";
-	case JSON_INTEGER:
-	case JSON_REAL:
-		return "number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "boolean";
-	default:
-		return "null";
-	}
-}
-
 /*
  * Returns the member key of obj when it has type t, NULL when it is absent
  * or null, and denies with 400 naming path (printf-style) otherwise; *bad
@@ -221,7 +201,7 @@ static json_t *member(struct pod *p, const json_t *obj, const char *key,
 	      t == JSON_OBJECT ? "an object" :
 	      t == JSON_ARRAY ? "an array" :
 	      t == JSON_STRING ? "a string" : "a boolean",
-	      type_name(v));
+	      util_json_type(v));
 	*bad = true;
 	return NULL;
 }
@@ -300,7 +280,7 @@ static bool read_quantities(struct pod *p, const struct device *dev,
 			pair->value_len = strlen(pair->value);
 		} else {
 			denyf(p, 400, "%s[\"%.100s\"]: expected a quantity, got %s",
-			      path, key, type_name(v));
+			      path, key, util_json_type(v));
 			return false;
 		}
 		if (which)
@@ -309,6 +289,7 @@ static bool read_quantities(struct pod *p, const struct device *dev,
 	return true;
 }
 
+/* Checks the types of env entries: objects with a string name and value. */
 static bool read_env(struct pod *p, const json_t *env, const char *base)
 {
 	char path[192];
@@ -320,7 +301,7 @@ static bool read_env(struct pod *p, const json_t *env, const char *base)
 		snprintf(path, sizeof(path), "%s.env[%zu]", base, i);
 		if (!json_is_object(e)) {
 			denyf(p, 400, "%s: expected an object, got %s", path,
-			      type_name(e));
+			      util_json_type(e));
 			return false;
 		}
 		snprintf(path, sizeof(path), "%s.env[%zu].name", base, i);
@@ -334,6 +315,11 @@ static bool read_env(struct pod *p, const json_t *env, const char *base)
 	return true;
 }
 
+/*
+ * Reads one container into c: its name, resource maps, env and privilege,
+ * and per family the entries the library resolves.  Returns false when
+ * the pod is denied for a type error (or memory ran out).
+ */
 static bool read_container(struct pod *p, const char *list, size_t index,
 			   json_t *obj, struct container *c)
 {
@@ -348,7 +334,7 @@ static bool read_container(struct pod *p, const char *list, size_t index,
 	snprintf(base, sizeof(base), "spec.%s[%zu]", list, index);
 	if (!json_is_object(obj)) {
 		denyf(p, 400, "%s: expected an object, got %s", base,
-		      type_name(obj));
+		      util_json_type(obj));
 		return false;
 	}
 	snprintf(path, sizeof(path), "%s.name", base);
@@ -401,6 +387,7 @@ static bool read_container(struct pod *p, const char *list, size_t index,
 	return true;
 }
 
+/* Checks the types of the pod's tolerations (the fields compared). */
 static bool read_tolerations(struct pod *p)
 {
 	static const char *const keys[] = { "key", "operator", "value",
@@ -414,7 +401,7 @@ static bool read_tolerations(struct pod *p)
 		snprintf(path, sizeof(path), "spec.tolerations[%zu]", i);
 		if (!json_is_object(t)) {
 			denyf(p, 400, "%s: expected an object, got %s", path,
-			      type_name(t));
+			      util_json_type(t));
 			return false;
 		}
 		for (k = 0; k < 4 && !bad; k++) {
@@ -631,21 +618,21 @@ static void write_map(struct pod *p, const struct container *c,
 	}
 	container_pointer(&path, c);
 	if (!parent) {
-		pointer_append(&path, parent_key);
+		patch_pointer_append(&path, parent_key);
 		push(p, "add", &path, json_pack("{s:o}", key, keys));
 	} else if (!map) {
-		pointer_append(&path, parent_key);
-		pointer_append(&path, key);
+		patch_pointer_append(&path, parent_key);
+		patch_pointer_append(&path, key);
 		push(p, "add", &path, keys);
 	} else {
 		size_t base;
 
-		pointer_append(&path, parent_key);
-		pointer_append(&path, key);
+		patch_pointer_append(&path, parent_key);
+		patch_pointer_append(&path, key);
 		base = path.len;
 		json_object_foreach(keys, k, v) {
 			buf_truncate(&path, base);
-			pointer_append(&path, k);
+			patch_pointer_append(&path, k);
 			push(p, "add", &path, json_incref(v));
 		}
 		json_decref(keys);
@@ -773,6 +760,11 @@ static long last_env(const json_t *env, const char *name)
 	return found;
 }
 
+/*
+ * Sets the env variables c should have (SPEC section 3 step 8): one add of
+ * the whole list when c has no env, else a replace of the last entry of
+ * that name when it is not exactly ours (with a warning), or an append.
+ */
 static void write_env(struct pod *p, const struct container *c)
 {
 	const char *values[ENV_NVARS];
@@ -841,6 +833,7 @@ static void write_env(struct pod *p, const struct container *c)
 	buf_release(&path);
 }
 
+/* The operations of one container: limits, requests, then env. */
 static void write_container(struct pod *p, const struct container *c)
 {
 	json_t *limits = json_object();
@@ -889,6 +882,10 @@ static bool has_toleration(const json_t *list, const json_t *t)
 	return false;
 }
 
+/*
+ * Adds each toleration of each family in use, unless an equal one is on
+ * the pod or already added: one add of the list when the pod has none.
+ */
 static void write_tolerations(struct pod *p)
 {
 	struct buf path = BUF_INIT;
@@ -927,6 +924,10 @@ static void write_tolerations(struct pod *p)
 	buf_release(&path);
 }
 
+/*
+ * The pod-level operations of a vGPU pod, in order: schedulerName,
+ * tolerations, runtimeClassName, the scheduler-policy annotations.
+ */
 static void write_pod_fields(struct pod *p)
 {
 	const struct config *cfg = p->cfg;
@@ -985,7 +986,7 @@ static void write_pod_fields(struct pod *p)
 			json_object_foreach(annotations, k, v) {
 				buf_truncate(&path, 0);
 				buf_add(&path, "/metadata/annotations");
-				pointer_append(&path, k);
+				patch_pointer_append(&path, k);
 				push(p, "add", &path, json_incref(v));
 			}
 			json_decref(annotations);
@@ -1015,6 +1016,7 @@ static bool asks_vgpu(const struct pod *p)
 	return false;
 }
 
+/* The steps of SPEC section 4, from the type checks to the operations. */
 static void decide(struct pod *p, const json_t *pod)
 {
 	size_t i;

@@ -165,6 +165,26 @@ size_t util_mask_cut(char *dst, size_t size, const char *s, size_t len,
 	return o;
 }
 
+const char *util_json_type(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+	case JSON_REAL:
+		return "a number";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "a boolean";
+	default:
+		return "null";
+	}
+}
+
 char *util_base64(const void *data, size_t len, size_t *out_len)
 {
 	static const char table[] =

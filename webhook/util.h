@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
 #define UTIL_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #define UTIL_WUR __attribute__((warn_unused_result))
 
@@ -46,6 +48,10 @@ char *buf_detach(struct buf *b, size_t *len);
  */
 size_t util_mask_cut(char *dst, size_t size, const char *s, size_t len,
 		     size_t max_chars);
+
+/* "an object", "an array", "a string", "a number", "a boolean" or "null":
+ * the JSON type of v for messages. */
+const char *util_json_type(const json_t *v);
 
 /* The base64 (RFC 4648, padded) of data[0..len); malloc'd, or NULL. */
 char *util_base64(const void *data, size_t len, size_t *out_len) UTIL_WUR;

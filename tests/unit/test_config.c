@@ -149,13 +149,13 @@ static const struct bad_case bad_cases[] = {
 	  "unknown key \"schedulerPolicy.zone\"" },
 	{ "{\"schedulerPolicy\":{\"node\":\"random\"}}",
 	  "schedulerPolicy.node: \"random\" is not one of \"\", \"binpack\", \"spread\"" },
-	{ "{\"schedulerName\":5}", "schedulerName: expected a string, got an integer" },
+	{ "{\"schedulerName\":5}", "schedulerName: expected a string, got a number" },
 	{ "{\"schedulerName\":\"Bad_Name\"}", "schedulerName" },
 	{ "{\"schedulerName\":\"\"}", "schedulerName" },
 	{ "{\"forceOverwriteDefaultScheduler\":\"yes\"}",
 	  "forceOverwriteDefaultScheduler: expected a boolean" },
 	{ "{\"privilegedPolicy\":\"allow\"}", "privilegedPolicy: \"allow\"" },
-	{ "{\"nodeNamePolicy\":null}", "nodeNamePolicy: expected a string, got null" },
+	{ "{\"nodeNamePolicy\":\"\"}", "nodeNamePolicy: \"\" is not one of" },
 	{ "{\"devices\":{}}", "devices: expected an array" },
 	{ "{\"devices\":[1]}", "devices[0]: expected an object" },
 	{ "{\"devices\":[{" DEV "}]}",
@@ -217,6 +217,37 @@ static void test_config__refusals(void **state)
 				 err);
 		config_release(&cfg);
 	}
+}
+
+static void test_config__null_is_absent(void **state)
+{
+	struct config cfg;
+	char err[256];
+
+	(void)state;
+	/* as Helm renders unset values: optional keys may be null */
+	assert_int_equal(
+		load(&cfg,
+		     "{\"schedulerName\":null,\"schedulerPolicy\":{\"node\":null},"
+		     "\"devices\":[{" DEV ",\"tolerations\":[{\"key\":\"k\","
+		     "\"operator\":\"Exists\",\"value\":null}],"
+		     "\"resourceCoreName\":null,\"runtimeClassName\":null,"
+		     "\"overwriteEnv\":null}]}",
+		     err, sizeof(err)),
+		0);
+	assert_string_equal(cfg.scheduler_name, "hami-scheduler");
+	assert_null(vgpu_family_resource(&cfg.devices[0].family, VGPU_CORES));
+	assert_null(json_object_get(json_array_get(cfg.devices[0].tolerations, 0),
+				    "value"));
+	config_release(&cfg);
+
+	/* but not for a required key */
+	assert_int_equal(load(&cfg, "{\"devices\":[{" DEVX("null", "1", "0")
+				    ",\"tolerations\":[]}]}",
+			      err, sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "devices[0].defaultGPUNum: expected an integer, got null"));
+	config_release(&cfg);
 }
 
 static void test_config__unreadable_file(void **state)
@@ -298,6 +329,7 @@ int main(void)
 		cmocka_unit_test(test_config__defaults),
 		cmocka_unit_test(test_config__every_key),
 		cmocka_unit_test(test_config__refusals),
+		cmocka_unit_test(test_config__null_is_absent),
 		cmocka_unit_test(test_config__unreadable_file),
 		cmocka_unit_test(test_config__flags),
 	};

@@ -17,9 +17,9 @@ static void test_patch__pointer_escape(void **state)
 	struct buf b = BUF_INIT;
 
 	(void)state;
-	pointer_append(&b, "spec");
-	pointer_append(&b, "nvidia.com/gpu");
-	pointer_append(&b, "a~b/c");
+	patch_pointer_append(&b, "spec");
+	patch_pointer_append(&b, "nvidia.com/gpu");
+	patch_pointer_append(&b, "a~b/c");
 	assert_string_equal(buf_str(&b), "/spec/nvidia.com~1gpu/a~0b~1c");
 	buf_release(&b);
 }

@@ -51,16 +51,16 @@ struct type_case {
 };
 
 static const struct type_case type_cases[] = {
-	{ "{\"spec\":[]}", "spec: expected an object, got array" },
+	{ "{\"spec\":[]}", "spec: expected an object, got an array" },
 	{ "{\"metadata\":1,\"spec\":{}}", "metadata: expected an object" },
 	{ "{\"metadata\":{\"annotations\":[]},\"spec\":{}}",
 	  "metadata.annotations: expected an object" },
 	{ "{\"spec\":{\"containers\":{}}}",
-	  "spec.containers: expected an array, got object" },
+	  "spec.containers: expected an array, got an object" },
 	{ "{\"spec\":{\"initContainers\":\"x\",\"containers\":[]}}",
-	  "spec.initContainers: expected an array, got string" },
+	  "spec.initContainers: expected an array, got a string" },
 	{ "{\"spec\":{\"containers\":[7]}}",
-	  "spec.containers[0]: expected an object, got number" },
+	  "spec.containers[0]: expected an object, got a number" },
 	{ "{\"spec\":{\"containers\":[{\"name\":3}]}}",
 	  "spec.containers[0].name: expected a string" },
 	{ "{\"spec\":{\"containers\":[{\"resources\":[]}]}}",
@@ -71,14 +71,14 @@ static const struct type_case type_cases[] = {
 	  "spec.containers[1].resources.requests: expected an object" },
 	{ "{\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
 	  "{\"nvidia.com/gpu\":true}}}]}}",
-	  "spec.containers[0].resources.limits[\"nvidia.com/gpu\"]: expected a quantity, got boolean" },
+	  "spec.containers[0].resources.limits[\"nvidia.com/gpu\"]: expected a quantity, got a boolean" },
 	{ "{\"spec\":{\"containers\":[{\"resources\":{\"requests\":"
 	  "{\"nvidia.com/gpumem\":{}}}}]}}",
-	  "spec.containers[0].resources.requests[\"nvidia.com/gpumem\"]: expected a quantity, got object" },
+	  "spec.containers[0].resources.requests[\"nvidia.com/gpumem\"]: expected a quantity, got an object" },
 	{ "{\"spec\":{\"containers\":[{\"env\":{}}]}}",
 	  "spec.containers[0].env: expected an array" },
 	{ "{\"spec\":{\"containers\":[{\"env\":[\"A=1\"]}]}}",
-	  "spec.containers[0].env[0]: expected an object, got string" },
+	  "spec.containers[0].env[0]: expected an object, got a string" },
 	{ "{\"spec\":{\"initContainers\":[{\"env\":[{\"name\":\"A\"},{\"name\":1}]}],"
 	  "\"containers\":[{}]}}",
 	  "spec.initContainers[0].env[1].name: expected a string" },
