@@ -17,6 +17,27 @@ QUANTITIES = ["0", "1", "-1", "+1", "1.5", ".5", "5.", "500m", "1n", "1u",
               "1e-999999999", "", ".", "1.2.3", "1K", "1ki", " 1", "--1"]
 
 
+def objects(value):
+    """The elements of value that are objects, when it is a list (the
+    fixtures include pods with fields of the wrong JSON type on purpose)."""
+    return [v for v in value if isinstance(v, dict)] \
+        if isinstance(value, list) else []
+
+
+def pod_quantities(pod):
+    """Every string under resources.limits and .requests of every container."""
+    spec = pod.get("spec")
+    if not isinstance(spec, dict):
+        return
+    for c in objects(spec.get("containers")) + objects(spec.get("initContainers")):
+        res = c.get("resources")
+        if not isinstance(res, dict):
+            continue
+        for m in (res.get("limits"), res.get("requests")):
+            if isinstance(m, dict):
+                yield from (v for v in m.values() if isinstance(v, str))
+
+
 def main():
     out = sys.argv[1]
     for sub in ("review", "policy", "quantity"):
@@ -42,13 +63,7 @@ def main():
             with open(os.path.join(out, "policy", "%s-%d" % (name, selector)),
                       "wb") as f:
                 f.write(bytes([selector]) + json.dumps(pod).encode())
-        spec = pod.get("spec") or {}
-        for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
-            res = c.get("resources") or {}
-            for m in (res.get("limits") or {}, res.get("requests") or {}):
-                for v in m.values():
-                    if isinstance(v, str):
-                        quantities.add(v)
+        quantities.update(pod_quantities(pod))
     for i, q in enumerate(sorted(quantities)):
         with open(os.path.join(out, "quantity", "q%03d" % i), "w") as f:
             f.write(q)
