@@ -1,0 +1,967 @@
+#!/usr/bin/python3
+"""Integration tests of `vgpu-webhook serve`: the real binary on 127.0.0.1,
+driven over TLS the way the API server drives it.
+
+    /usr/bin/python3 tests/integration/run.py [TEST...]
+
+From the repository root, after `make`.  The binary is build/vgpu-webhook,
+or $VGPU_WEBHOOK (which may carry a wrapper prefix).  TEST selects tests by
+name prefix (see the test_ functions below, without "test_").
+
+Ends with `integration: N passed, M failed` and exits 1 when anything
+failed.  Each corpus case (tests/fixtures/cases) counts as one test.
+"""
+
+import collections
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import warnings
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (BODY_MAX, CertDir, Results, Server,  # noqa: E402
+                     assert_alive, check_good_answer, command, corpus,
+                     expired_pair, free_port, good_review, read_response,
+                     run_tests, temp_dir, test)
+
+
+class Env:
+    """What every test shares: three independent CAs, each with a serving
+    pair and a client pair."""
+
+    def __init__(self):
+        self.tmp = temp_dir("vgpu-integration-")
+        self.certs = CertDir(os.path.join(self.tmp, "ca1"))
+        self.other = CertDir(os.path.join(self.tmp, "ca2"))
+        self.third = CertDir(os.path.join(self.tmp, "ca3"), key_type="rsa")
+
+    def cleanup(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def padded(review, size):
+    """review as JSON, padded with trailing spaces to exactly size bytes."""
+    data = json.dumps(review).encode()
+    assert len(data) <= size
+    return data + b" " * (size - len(data))
+
+
+def request_head(length=None, path="/mutate?timeout=10s", chunked=False,
+                 extra=""):
+    head = ("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"
+            % (path, "vgpu-webhook.vgpu-system.svc:443"))
+    if chunked:
+        head += "Transfer-Encoding: chunked\r\n"
+    elif length is not None:
+        head += "Content-Length: %d\r\n" % length
+    return (head + extra + "\r\n").encode()
+
+
+def chunked(data, piece=256 << 10):
+    out = bytearray()
+    for i in range(0, len(data), piece):
+        part = data[i:i + piece]
+        out += b"%x\r\n" % len(part) + part + b"\r\n"
+    return bytes(out + b"0\r\n\r\n")
+
+
+def send_then_read(sock, data):
+    """Sends data (ignoring a reset: the server may answer early and close)
+    and reads the answer."""
+    try:
+        sock.sendall(data)
+    except OSError:
+        pass
+    return read_response(sock)
+
+
+def closed_by_peer(sock, wait=0.5):
+    """Whether the server has closed sock: reads (a TLS alert, an error
+    answer) until end of file or an error; silence means open."""
+    sock.settimeout(wait)
+    try:
+        while sock.recv(4096):
+            pass
+        return True
+    except (socket.timeout, ssl.SSLWantReadError):
+        return False
+    except (OSError, ssl.SSLError):
+        return True
+
+
+def counters(m):
+    return {o: m['vgpu_webhook_requests_total{outcome="%s"}' % o]
+            for o in ("patched", "allowed", "denied", "error")}
+
+
+# --------------------------------------------------------------------------
+# The corpus over HTTPS
+
+
+def run_case(srv, conn, case):
+    """Sends one corpus case and, when patched, its patched pod again (as
+    written and as the API server re-defaults it).  Also compares the bytes
+    with `vgpu-webhook review`.  Returns the failures."""
+    status, headers, body = srv.post(case.review_bytes, conn=conn)
+    if status != 200:
+        return ["HTTP %d: %r" % (status, body[:300])]
+    if headers.get("content-type") != "application/json":
+        return ["content type %r" % headers.get("content-type")]
+    fails = corpus.check_answer(case, body)
+    cli = subprocess.run(command() + ["review"] + case.cli_args() +
+                         [case.review_path], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, timeout=60)
+    if cli.returncode != 0 or cli.stdout != body + b"\n":
+        fails.append("serve and review answer differently:\n  serve  %r\n"
+                     "  review %r" % (body[:200], cli.stdout[:200]))
+    if fails or not case.patched:
+        return fails
+    patched = corpus.apply_patch(case.object, corpus.decode_patch(json.loads(body)))
+    pods = [patched]
+    redefaulted = corpus.api_server_redefault(patched)
+    if redefaulted != patched:
+        pods.append(redefaulted)
+    for pod in pods:
+        again = corpus.resend_review(case, pod)
+        status, headers, body2 = srv.post(json.dumps(again).encode(), conn=conn)
+        if status != 200:
+            fails.append("resend: HTTP %d" % status)
+            continue
+        fails += ["resend: " + f for f in corpus.check_resend(case, body2, again)]
+    return fails
+
+
+@test
+def test_corpus(env, results):
+    """Every recorded case, sent as the API server sends it; cases that
+    share a config and flags share one server."""
+    groups = collections.OrderedDict()
+    for case in corpus.load_cases():
+        groups.setdefault((case.config_path, tuple(case.args)), []).append(case)
+    for (config, args), cases in groups.items():
+        with Server(env.certs, args=args, config=config, metrics=False) as srv:
+            conn = srv.conn()
+            for case in cases:
+                try:
+                    fails = run_case(srv, conn, case)
+                except Exception as e:  # noqa: BLE001
+                    fails = ["%s: %s" % (type(e).__name__, e)]
+                    conn.close()
+                    conn = srv.conn()
+                if fails:
+                    results.fail("corpus/" + case.name, "\n".join(fails))
+                else:
+                    results.ok("corpus/" + case.name)
+            conn.close()
+            rc = srv.stop()
+            if rc != 0:
+                results.fail("corpus/exit", "server exited %s" % rc)
+    return False
+
+
+# --------------------------------------------------------------------------
+# Error paths
+
+
+@test
+def test_body_limit(env, results):
+    """413 for a body over 3 MiB: from the Content-Length before the body
+    (also when the body never comes), for a whole 3 MiB + 1 body, and for a
+    chunked body counted while read; exactly 3 MiB is served."""
+    with Server(env.certs) as srv:
+        m0 = counters(srv.metrics())
+        # Content-Length over the limit: answered before any body byte.
+        s = srv.raw_tls()
+        s.sendall(request_head(BODY_MAX + 1))
+        status, headers, body = read_response(s)
+        s.close()
+        assert status == 413, status
+        assert b"larger than 3145728 bytes" in body, body
+        assert_alive(srv)
+
+        # The whole 3 MiB + 1 body sent at once.
+        s = srv.raw_tls()
+        status, _, _ = send_then_read(
+            s, request_head(BODY_MAX + 1) + padded(good_review(), BODY_MAX + 1))
+        s.close()
+        assert status == 413, status
+        assert_alive(srv)
+
+        # Chunked: no length up front, 3 MiB + 1 counted while read.
+        s = srv.raw_tls()
+        status, _, _ = send_then_read(
+            s, request_head(chunked=True) + chunked(padded(good_review(), BODY_MAX + 1)))
+        assert status == 413, status
+        s.close()
+        assert_alive(srv)
+
+        # Exactly 3 MiB, with a length and chunked: answered in full.
+        for use_chunks in (False, True):
+            review = good_review()
+            data = padded(review, BODY_MAX)
+            s = srv.raw_tls()
+            status, headers, body = send_then_read(
+                s, request_head(chunked=True) + chunked(data, 100000)
+                if use_chunks else request_head(len(data)) + data)
+            s.close()
+            check_good_answer(status, headers, body, review)
+        m1 = counters(srv.metrics())
+        assert m1["error"] - m0["error"] == 3, (m0, m1)
+        assert m1["patched"] - m0["patched"] == 5, (m0, m1)
+        assert srv.stop() == 0
+
+
+@test
+def test_content_length_lies(env, results):
+    """A Content-Length shorter than the body: only that many bytes are the
+    body, which is then not JSON (400), never a truncated review answered
+    as one; the rest of the bytes are no request either.  A length longer
+    than what comes: the request waits for its body and is never answered
+    from part of it."""
+    with Server(env.certs) as srv:
+        review = good_review()
+        data = json.dumps(review).encode()
+        s = srv.raw_tls()
+        s.sendall(request_head(len(data) - 10) + data)
+        status, headers, body = read_response(s)
+        assert status == 400, (status, body)
+        assert body.startswith(b"request body is not JSON"), body
+        s.close()
+        assert_alive(srv)
+
+        s = srv.raw_tls(timeout=2.0)
+        s.sendall(request_head(len(data) + 10) + data)
+        try:
+            got = s.recv(100)
+        except socket.timeout:
+            got = None
+        assert got is None, "answered a body shorter than its length: %r" % got
+        s.close()
+        assert_alive(srv)
+        m = counters(srv.metrics())
+        assert m["error"] == 1 and m["patched"] == 2, m
+        assert srv.stop() == 0
+
+
+@test
+def test_bad_requests(env, results):
+    """400 (not JSON, not an AdmissionReview) with a one-line reason, 405
+    with Allow, 404; the server answers a good review after each."""
+    with Server(env.certs) as srv:
+        bodies = [b"", b"not json", b"[1,2]", b'{"kind":"AdmissionReview"}',
+                  b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",'
+                  b'"request":{"uid":""}}',
+                  b'{"apiVersion":"admission.k8s.io/v1","apiVersion":"x"}',
+                  b"\xff\xfe\x00garbage"]
+        for b in bodies:
+            status, headers, body = srv.post(b)
+            assert status == 400, (b, status, body)
+            assert headers["content-type"].startswith("text/plain"), headers
+            assert body and b"\n" not in body.rstrip(b"\n"), body
+            assert_alive(srv)
+        for method, path, allow in (("GET", "/mutate", "POST"),
+                                    ("PUT", "/webhook?timeout=10s", "POST"),
+                                    ("DELETE", "/mutate", "POST"),
+                                    ("POST", "/healthz", "GET, HEAD"),
+                                    ("POST", "/readyz", "GET, HEAD")):
+            status, headers, _ = srv.request(method, path, body=b"{}")
+            assert status == 405, (method, path, status)
+            assert headers.get("allow") == allow, (method, path, headers)
+            assert_alive(srv)
+        for path in ("/", "/mutate/", "/mutatex", "/metrics", "/webhook/x",
+                     "/%2e%2e/mutate"):
+            status, _, _ = srv.request("POST", path, body=b"{}")
+            assert status == 404, (path, status)
+            assert_alive(srv)
+        # Both paths, any query string.
+        for path in ("/webhook", "/webhook?timeout=10s", "/mutate?a=b&c"):
+            review = good_review()
+            check_good_answer(*srv.post(review, path=path), review)
+        assert srv.stop() == 0
+
+
+@test
+def test_tls_versions(env, results):
+    """TLS 1.2 and 1.3 are served; TLS 1.1 and plain HTTP are not."""
+    with Server(env.certs, metrics=False) as srv:
+        for version, name in ((ssl.TLSVersion.TLSv1_2, "TLSv1.2"),
+                              (ssl.TLSVersion.TLSv1_3, "TLSv1.3")):
+            conn = srv.conn(srv.context(version=version))
+            review = good_review()
+            check_good_answer(*srv.post(review, conn=conn), review)
+            assert conn.sock.version() == name, conn.sock.version()
+            conn.close()
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        ctx.set_ciphers("DEFAULT:@SECLEVEL=0")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            ctx.minimum_version = ssl.TLSVersion.TLSv1_1
+            ctx.maximum_version = ssl.TLSVersion.TLSv1_1
+        try:
+            with socket.create_connection(("127.0.0.1", srv.port), 5) as raw:
+                with ctx.wrap_socket(raw, server_hostname="x") as s:
+                    raise AssertionError("TLS 1.1 accepted: %s" % s.version())
+        except ssl.SSLError:
+            pass
+        with socket.create_connection(("127.0.0.1", srv.port), 5) as raw:
+            raw.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            try:
+                got = raw.recv(100)
+            except ConnectionResetError:
+                got = b""
+            assert not got.startswith(b"HTTP/1.1 200"), got
+        assert_alive(srv)
+        assert srv.stop() == 0
+
+
+@test
+def test_probes(env, results):
+    """/healthz and /readyz on both ports; /metrics only on the metrics
+    port, in Prometheus text format."""
+    with Server(env.certs) as srv:
+        for method in ("GET", "HEAD"):
+            for path in ("/healthz", "/readyz", "/healthz?verbose"):
+                assert srv.request(method, path)[0] == 200, (method, path)
+                assert srv.plain_get(path, method)[0] == 200, (method, path)
+        status, headers, body = srv.plain_get("/metrics")
+        assert status == 200
+        assert headers["content-type"].startswith("text/plain; version=0.0.4")
+        assert srv.request("GET", "/metrics")[0] == 404
+        assert srv.plain_get("/mutate")[0] == 404
+        assert srv.plain_get("/metrics", "POST")[0] == 405
+        assert srv.stop() == 0
+
+
+@test
+def test_client_certificates(env, results):
+    """With --tls-client-ca-file: 403 without a client certificate or with
+    one from another CA, and the body is not processed; a certificate of
+    the CA is served; probes need no certificate."""
+    with Server(env.certs, client_ca=env.certs.ca) as srv:
+        good = srv.context(env.certs.client_cert, env.certs.client_key)
+        none = srv.context()
+        foreign = srv.context(env.other.client_cert, env.other.client_key)
+        foreign12 = srv.context(env.other.client_cert, env.other.client_key,
+                                version=ssl.TLSVersion.TLSv1_2)
+        good12 = srv.context(env.certs.client_cert, env.certs.client_key,
+                             version=ssl.TLSVersion.TLSv1_2)
+        serving_as_client = srv.context(env.certs.cert, env.certs.key)
+        mark = len(srv.log_lines())
+        refused_uids = []
+        for name, ctx in (("none", none), ("other CA", foreign),
+                          ("other CA, TLS 1.2", foreign12),
+                          ("serverAuth-only certificate", serving_as_client)):
+            review = good_review()
+            refused_uids.append(review["request"]["uid"])
+            try:
+                status, _, body = srv.post(review, ctx=ctx)
+            except (ssl.SSLError, ConnectionError) as e:
+                raise AssertionError("%s: the handshake failed (%s); want 403"
+                                     % (name, e))
+            assert status == 403, (name, status, body)
+            assert_alive(srv, good)
+        for ctx in (good, good12):
+            review = good_review()
+            check_good_answer(*srv.post(review, ctx=ctx), review)
+        for path in ("/healthz", "/readyz"):
+            assert srv.request("GET", path, ctx=none)[0] == 200, path
+        assert srv.request("GET", "/nope", ctx=none)[0] == 403
+        assert srv.request("GET", "/nope", ctx=good)[0] == 404
+        # Keep-alive: one verified connection serves many requests.
+        conn = srv.conn(good)
+        for _ in range(5):
+            review = good_review()
+            check_good_answer(*srv.post(review, conn=conn), review)
+        conn.close()
+        m = counters(srv.metrics())
+        assert m["error"] == 4, m
+        assert srv.stop() == 0
+        log = "\n".join(srv.log_lines()[mark:])
+        for uid in refused_uids:
+            assert uid not in log, "a refused request was processed: " + uid
+
+
+# --------------------------------------------------------------------------
+# Slow clients, timeouts
+
+
+@test
+def test_slow_clients(env, results):
+    """While 200 connections sit in the middle of a request, 100 never
+    start their handshake and 50 stop inside it, good reviews are answered
+    promptly; the stalled ones are closed after the 10 s timeout."""
+    with Server(env.certs) as srv:
+        ctx = srv.context()
+        stalled = []
+        review = good_review()
+        data = json.dumps(review).encode()
+        for i in range(200):
+            s = srv.raw_tls(ctx)
+            head = request_head(len(data))
+            s.sendall(head[:len(head) // 2] if i % 2 else head + data[:100])
+            stalled.append(s)
+        for _ in range(100):
+            stalled.append(socket.create_connection(("127.0.0.1", srv.port), 5))
+        hello = bytes.fromhex("160301010001")  # a ClientHello, cut short
+        for _ in range(50):
+            s = socket.create_connection(("127.0.0.1", srv.port), 5)
+            s.sendall(hello)
+            stalled.append(s)
+        t_last = time.monotonic()
+        deadline = t_last + 5
+        while srv.metrics()["vgpu_webhook_requests_in_flight"] != 100:
+            assert time.monotonic() < deadline, \
+                srv.metrics()["vgpu_webhook_requests_in_flight"]
+            time.sleep(0.05)
+        worst = 0.0
+        for _ in range(30):
+            t0 = time.monotonic()
+            review = good_review()
+            check_good_answer(*srv.post(review), review)
+            worst = max(worst, time.monotonic() - t0)
+        conn = srv.conn()
+        lat = []
+        for _ in range(200):
+            t0 = time.monotonic()
+            review = good_review()
+            check_good_answer(*srv.post(review, conn=conn), review)
+            lat.append(time.monotonic() - t0)
+        conn.close()
+        lat.sort()
+        p99 = lat[int(len(lat) * 0.99) - 1]
+        assert worst < 1.0, "a new connection took %.3f s" % worst
+        assert p99 < 0.25, "keep-alive p99 %.3f s" % p99
+        # Each stalled connection is closed after 10 s of silence.
+        time.sleep(max(0.0, t_last + 11.5 - time.monotonic()))
+        still_open = 0
+        for s in stalled:
+            if not closed_by_peer(s):
+                still_open += 1
+            s.close()
+        assert still_open == 0, "%d stalled connections still open" % still_open
+        assert srv.metrics()["vgpu_webhook_requests_in_flight"] == 0
+        assert_alive(srv)
+        assert srv.stop() == 0
+        return "worst new connection %.1f ms, keep-alive p99 %.1f ms" % (
+            worst * 1000, p99 * 1000)
+
+
+# --------------------------------------------------------------------------
+# Certificate rotation
+
+
+class Load:
+    """Threads that send good reviews until stopped: `fresh` of them open a
+    connection per request (so each sees the current certificate), the
+    others keep one connection alive.  Records the certificate each answer
+    came with, and every failure."""
+
+    def __init__(self, srv, fresh=2, kept=1):
+        self.srv = srv
+        self.stop_flag = threading.Event()
+        self.lock = threading.Lock()
+        self.seen = []       # (monotonic time, fingerprint, fresh)
+        self.failures = []
+        self.threads = [threading.Thread(target=self._run, args=(True,))
+                        for _ in range(fresh)]
+        self.threads += [threading.Thread(target=self._run, args=(False,))
+                         for _ in range(kept)]
+
+    def _run(self, fresh):
+        conn = None
+        while not self.stop_flag.is_set():
+            try:
+                if conn is None:
+                    conn = self.srv.conn()
+                review = good_review()
+                status, headers, body = self.srv.post(review, conn=conn)
+                check_good_answer(status, headers, body, review)
+                with self.lock:
+                    self.seen.append((time.monotonic(), conn.peer_fingerprint(),
+                                      fresh))
+            except Exception as e:  # noqa: BLE001
+                with self.lock:
+                    self.failures.append("%s: %s" % (type(e).__name__, e))
+            if fresh and conn is not None:
+                conn.close()
+                conn = None
+            time.sleep(0.005)
+        if conn is not None:
+            conn.close()
+
+    def start(self):
+        for t in self.threads:
+            t.start()
+
+    def stop(self):
+        self.stop_flag.set()
+        for t in self.threads:
+            t.join(30)
+
+    def count(self):
+        with self.lock:
+            return len(self.seen)
+
+    def since(self, t):
+        with self.lock:
+            return [s for s in self.seen if s[0] >= t]
+
+    def wait_count(self, n, timeout=20.0):
+        deadline = time.monotonic() + timeout
+        while self.count() < n and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert self.count() >= n, "load stalled at %d answers" % self.count()
+
+    def wait_fingerprint(self, fp, after, timeout):
+        deadline = after + timeout
+        while time.monotonic() < deadline:
+            for t, f, fresh in self.since(after):
+                if f == fp and fresh:
+                    return t - after
+            time.sleep(0.05)
+        return None
+
+
+def secret_layout(d, version, cert, key):
+    """Writes d/VERSION/tls.{crt,key} and swaps d/..data to it atomically,
+    as the kubelet updates a Secret volume."""
+    v = os.path.join(d, version)
+    os.makedirs(v)
+    shutil.copy(cert, os.path.join(v, "tls.crt"))
+    shutil.copy(key, os.path.join(v, "tls.key"))
+    tmp = os.path.join(d, "..data_tmp")
+    os.symlink(version, tmp)
+    os.rename(tmp, os.path.join(d, "..data"))
+    for f in ("tls.crt", "tls.key"):
+        link = os.path.join(d, f)
+        if not os.path.islink(link):
+            os.symlink(os.path.join("..data", f), link)
+
+
+@test
+def test_rotation_secret_volume(env, results):
+    """A Secret volume update under load: new handshakes get the new
+    certificate within 15 s and no request fails; then a bad pair (key of
+    another certificate) is refused with a log line and the current pair
+    keeps serving."""
+    d = os.path.join(env.tmp, "secret")
+    os.makedirs(d)
+    secret_layout(d, "..2026_01_01_a", env.certs.cert, env.certs.key)
+    with Server(env.certs, cert=os.path.join(d, "tls.crt"),
+                key=os.path.join(d, "tls.key")) as srv:
+        srv.cafiles = [env.certs.ca, env.other.ca, env.third.ca]
+        load = Load(srv)
+        load.start()
+        try:
+            load.wait_count(30)
+            assert load.since(0)[0][1] == env.certs.fingerprint()
+            t_swap = time.monotonic()
+            secret_layout(d, "..2026_01_02_b", env.other.cert, env.other.key)
+            delay = load.wait_fingerprint(env.other.fingerprint(), t_swap, 15.0)
+            assert delay is not None, "the new certificate was not served in 15 s"
+            line = srv.wait_log(r"certificate reloaded", 5.0)
+            assert line and "sha256=" in line, line
+            m = srv.metrics()
+            assert m["vgpu_webhook_certificate_expiry_timestamp_seconds"] == \
+                env.other.not_after()
+            assert m['vgpu_webhook_certificate_reloads_total{result="done"}'] == 1
+
+            mark = len(srv.log_lines())
+            t_bad = time.monotonic()
+            secret_layout(d, "..2026_01_03_c", env.third.cert, env.certs.key)
+            line = srv.wait_log(r"certificate reload refused", 15.0, start=mark)
+            assert line and "does not match" in line, srv.log()
+            n = load.count()
+            load.wait_count(n + 30)
+            fresh_after = [f for t, f, fresh in load.since(t_bad) if fresh]
+            assert fresh_after and set(fresh_after) == {env.other.fingerprint()}, \
+                "after the refusal: %s" % set(fresh_after)
+            # An expired pair, then one that is not PEM: refused too.
+            ecert, ekey = expired_pair(env.certs, os.path.join(env.tmp, "expired1"))
+            garbage = os.path.join(env.tmp, "garbage.crt")
+            with open(garbage, "w") as f:
+                f.write("not a certificate\n")
+            for version, cert, key, why in (
+                    ("..2026_01_04_d", ecert, ekey, "expired"),
+                    ("..2026_01_05_e", garbage, env.other.key,
+                     "no PEM certificate")):
+                mark = len(srv.log_lines())
+                t_bad = time.monotonic()
+                secret_layout(d, version, cert, key)
+                line = srv.wait_log(r"certificate reload refused", 15.0,
+                                    start=mark)
+                assert line and why in line, (why, srv.log_lines()[mark:])
+                load.wait_count(load.count() + 20)
+                fresh_after = {f for t, f, fresh in load.since(t_bad) if fresh}
+                assert fresh_after == {env.other.fingerprint()}, fresh_after
+            m = srv.metrics()
+            assert m["vgpu_webhook_certificate_expiry_timestamp_seconds"] == \
+                env.other.not_after()
+            assert m['vgpu_webhook_certificate_reloads_total{result="refused"}'] == 3
+        finally:
+            load.stop()
+        assert not load.failures, "%d requests failed: %s" % (
+            len(load.failures), load.failures[:5])
+        kept = {f for t, f, fresh in load.since(0) if not fresh}
+        assert kept == {env.certs.fingerprint()}, kept
+        assert srv.stop() == 0
+        return "new certificate served %.1f s after the swap, %d requests" % (
+            delay, load.count())
+
+
+@test
+def test_expired_at_start(env, results):
+    """An expired certificate at start: served with a warning (clients
+    refuse it), and replaced by the next rotation without a restart."""
+    d = os.path.join(env.tmp, "secret-expired")
+    os.makedirs(d)
+    cert, key = expired_pair(env.certs, os.path.join(env.tmp, "expired2"))
+    secret_layout(d, "..2026_01_01_a", cert, key)
+    with Server(env.certs, cert=os.path.join(d, "tls.crt"),
+                key=os.path.join(d, "tls.key")) as srv:
+        assert srv.wait_log(r"warning the serving certificate has expired", 5)
+        try:
+            srv.post(good_review())
+            raise AssertionError("a client accepted an expired certificate")
+        except ssl.SSLCertVerificationError:
+            pass
+        secret_layout(d, "..2026_01_02_b", env.certs.cert, env.certs.key)
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                review = good_review()
+                check_good_answer(*srv.post(review), review)
+                break
+            except ssl.SSLCertVerificationError:
+                assert time.monotonic() < deadline, "not replaced in 15 s"
+                time.sleep(0.1)
+        assert srv.metrics()["vgpu_webhook_certificate_expiry_timestamp_seconds"] \
+            == env.certs.not_after()
+        assert srv.stop() == 0
+
+
+@test
+def test_rotation_files_replaced(env, results):
+    """Files replaced one after the other (cert-manager, cp + mv): the new
+    pair serves once both are there, with no refusal in between; a file
+    touched without new content reloads nothing."""
+    d = os.path.join(env.tmp, "plain")
+    os.makedirs(d)
+    cert, key = os.path.join(d, "tls.crt"), os.path.join(d, "tls.key")
+    shutil.copy(env.certs.cert, cert)
+    shutil.copy(env.certs.key, key)
+    with Server(env.certs, cert=cert, key=key) as srv:
+        srv.cafiles = [env.certs.ca, env.other.ca]
+        shutil.copy(env.other.key, key + ".new")
+        os.rename(key + ".new", key)
+        time.sleep(0.2)
+        shutil.copy(env.other.cert, cert + ".new")
+        os.rename(cert + ".new", cert)
+        deadline = time.monotonic() + 15
+        fp = None
+        while time.monotonic() < deadline:
+            conn = srv.conn()
+            review = good_review()
+            check_good_answer(*srv.post(review, conn=conn), review)
+            fp = conn.peer_fingerprint()
+            conn.close()
+            if fp == env.other.fingerprint():
+                break
+            time.sleep(0.1)
+        assert fp == env.other.fingerprint(), "not reloaded in 15 s"
+        mark = len(srv.log_lines())
+        os.utime(cert)
+        time.sleep(3)
+        assert "refused" not in srv.log(), srv.log()
+        assert not any("certificate" in l for l in srv.log_lines()[mark:]), \
+            srv.log_lines()[mark:]
+        assert srv.stop() == 0
+
+
+# --------------------------------------------------------------------------
+# SIGTERM
+
+
+@test
+def test_sigterm_drains(env, results):
+    """SIGTERM with requests in the middle of their bodies: /readyz turns
+    503, new connections are refused, the requests in flight complete with
+    200, and the exit status is 0."""
+    srv = Server(env.certs)
+    try:
+        socks = []
+        reviews = []
+        big = {"big": "x" * (2 << 20)}
+        for i in range(3):
+            review = good_review()
+            if i == 2:  # a big one: 2 MiB
+                review["request"]["object"]["metadata"]["annotations"] = big
+            data = json.dumps(review).encode()
+            s = srv.raw_tls()
+            s.sendall(request_head(len(data)) + data[:len(data) // 3])
+            socks.append((s, data))
+            reviews.append(review)
+        deadline = time.monotonic() + 10
+        while srv.metrics()["vgpu_webhook_requests_in_flight"] < 3:
+            assert time.monotonic() < deadline, "requests not in flight"
+            time.sleep(0.02)
+        srv.proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 5
+        while srv.plain_get("/readyz")[0] != 503:
+            assert time.monotonic() < deadline, "/readyz did not turn 503"
+            time.sleep(0.02)
+        assert srv.plain_get("/healthz")[0] == 200
+        m = srv.metrics()
+        assert m["vgpu_webhook_requests_in_flight"] == 3, m
+        try:
+            socket.create_connection(("127.0.0.1", srv.port), 2).close()
+            raise AssertionError("a new connection was accepted while draining")
+        except ConnectionRefusedError:
+            pass
+        time.sleep(0.5)
+        assert srv.proc.poll() is None, "exited with requests in flight"
+        for i, ((s, data), review) in enumerate(zip(socks, reviews)):
+            rest = data[len(data) // 3:]
+            for k in range(0, len(rest), 256 << 10):
+                s.sendall(rest[k:k + (256 << 10)])
+                time.sleep(0.01)
+            status, headers, body = read_response(s)
+            check_good_answer(status, headers, body, review,
+                              big if i == 2 else None)
+            assert headers.get("connection") == "close", headers
+            s.close()
+        rc = srv.proc.wait(10)
+        assert rc == 0, rc
+        assert srv.wait_log(r"shutting down: 3 admission requests in flight", 2)
+        assert srv.wait_log(r"stopped", 2)
+    finally:
+        srv.stop()
+
+
+@test
+def test_sigint_idle(env, results):
+    """SIGINT with keep-alive connections open but idle: exit 0 at once."""
+    srv = Server(env.certs)
+    conn = srv.conn()
+    review = good_review()
+    check_good_answer(*srv.post(review, conn=conn), review)
+    t0 = time.monotonic()
+    rc = srv.stop(signal.SIGINT)
+    conn.close()
+    assert rc == 0, rc
+    assert time.monotonic() - t0 < 3, "slow shutdown"
+
+
+# --------------------------------------------------------------------------
+# Metrics and logs
+
+
+def first_case(pred):
+    for case in corpus.load_cases():
+        if not case.config_path and not case.args and pred(case):
+            return case
+    raise AssertionError("no such corpus case")
+
+
+@test
+def test_metrics(env, results):
+    """Counters move by outcome, the histogram counts every answer, the
+    gauges hold the in-flight count and the certificate's notAfter."""
+    allowed = first_case(lambda c: c.allowed and not c.patched)
+    denied = first_case(lambda c: not c.allowed)
+    with Server(env.certs) as srv:
+        m0 = srv.metrics()
+        want_meta = {
+            "# TYPE vgpu_webhook_requests_total",
+            "# TYPE vgpu_webhook_latency_seconds",
+            "# TYPE vgpu_webhook_requests_in_flight",
+            "# TYPE vgpu_webhook_certificate_expiry_timestamp_seconds",
+            "# HELP vgpu_webhook_requests_total",
+            "# HELP vgpu_webhook_latency_seconds",
+        }
+        assert want_meta <= m0["#"], m0["#"]
+        assert counters(m0) == {"patched": 0, "allowed": 0, "denied": 0,
+                                "error": 0}, counters(m0)
+        conn = srv.conn()
+        for _ in range(3):
+            assert srv.post(good_review(), conn=conn)[0] == 200
+        for _ in range(2):
+            assert srv.post(allowed.review_bytes, conn=conn)[0] == 200
+            assert srv.post(denied.review_bytes, conn=conn)[0] == 200
+        assert srv.post(b"{", conn=conn)[0] == 400
+        conn.close()
+        s = srv.raw_tls()
+        s.sendall(request_head(BODY_MAX + 1))
+        assert read_response(s)[0] == 413
+        s.close()
+        assert srv.request("GET", "/nope")[0] == 404
+        assert srv.request("GET", "/mutate")[0] == 405
+        m1 = srv.metrics()
+        assert counters(m1) == {"patched": 3, "allowed": 2, "denied": 2,
+                                "error": 2}, counters(m1)
+        buckets = sorted(
+            ((float(k.split('le="')[1].split('"')[0]), v) for k, v in m1.items()
+             if k.startswith("vgpu_webhook_latency_seconds_bucket")))
+        assert len(buckets) >= 10 and buckets[-1][0] == float("inf")
+        assert buckets[0][0] <= 1e-5 and 1.0 in [b for b, _ in buckets]
+        values = [v for _, v in buckets]
+        assert values == sorted(values), "buckets not cumulative"
+        assert values[-1] == m1["vgpu_webhook_latency_seconds_count"] == 9
+        assert 0 < m1["vgpu_webhook_latency_seconds_sum"] < 9.0
+        assert m1["vgpu_webhook_requests_in_flight"] == 0
+        assert m1["vgpu_webhook_certificate_expiry_timestamp_seconds"] == \
+            env.certs.not_after()
+        assert srv.stop() == 0
+
+
+def masked(s):
+    """What the log holds of a request value: control characters removed."""
+    return "".join(ch for ch in s if not (ord(ch) < 0x20 or 0x7f <= ord(ch) < 0xa0))
+
+
+def hostile_review():
+    review = good_review(uid='uid "quoted" \\ back\nslash\x01=x')
+    req = review["request"]
+    req["namespace"] = "ns with space\u00e9\x7f"
+    req["object"]["metadata"]["generateName"] = "gen-\u2028-\t-"
+    return review
+
+
+@test
+def test_decision_log_json(env, results):
+    """--log-format json: every line is a JSON object; one line per
+    decision with the keys uid, namespace, name, operation, outcome, ops
+    and latency_us; request values escaped, never splitting a line."""
+    denied = first_case(lambda c: not c.allowed)
+    with Server(env.certs, log_format="json") as srv:
+        reviews = [good_review(), hostile_review(),
+                   json.loads(denied.review_bytes)]
+        conn = srv.conn()
+        for r in reviews:
+            assert srv.post(r, conn=conn)[0] == 200
+        assert srv.post(b"nope", conn=conn)[0] == 400
+        conn.close()
+        assert srv.stop() == 0
+        lines = srv.log_lines()
+    docs = []
+    for line in lines:
+        doc = json.loads(line)
+        assert isinstance(doc, dict) and {"time", "level", "msg"} <= set(doc), line
+        docs.append(doc)
+    decisions = [d for d in docs if d["msg"] == "decision"]
+    assert len(decisions) == len(reviews), decisions
+    keys = {"uid", "namespace", "name", "operation", "outcome", "ops",
+            "latency_us"}
+    for d, r in zip(decisions, reviews):
+        assert keys <= set(d), d
+        req = r["request"]
+        meta = req["object"]["metadata"]
+        assert d["uid"] == masked(req["uid"]), (d["uid"], req["uid"])
+        assert d["namespace"] == masked(req["namespace"]), d
+        assert d["name"] == masked(meta.get("name") or meta.get("generateName")), d
+        assert d["operation"] == "CREATE"
+        assert isinstance(d["ops"], int) and isinstance(d["latency_us"], int)
+    assert [d["outcome"] for d in decisions] == ["patched", "patched", "denied"]
+    assert decisions[0]["ops"] > 0 and decisions[2]["ops"] == 0
+
+
+@test
+def test_decision_log_text(env, results):
+    """Text format: one line per decision, key=value, values with spaces or
+    quotes quoted and escaped; -v 0 does not log refused requests, -v 1
+    does."""
+    with Server(env.certs) as srv:
+        reviews = [good_review(), hostile_review()]
+        for r in reviews:
+            assert srv.post(r)[0] == 200
+        assert srv.request("GET", "/nope")[0] == 404
+        assert srv.stop() == 0
+        lines = srv.log_lines()
+    decisions = [l for l in lines if " info decision " in l]
+    assert len(decisions) == 2, lines
+    assert "uid=%s " % reviews[0]["request"]["uid"] in decisions[0], decisions
+    for key in ("uid=", "namespace=", "name=", "operation=CREATE",
+                "outcome=patched", "ops=", "latency_us="):
+        assert key in decisions[0] and key in decisions[1], (key, decisions)
+    assert 'uid="uid \\"quoted\\" \\\\ back' in decisions[1], decisions[1]
+    assert not any("request refused" in l for l in lines), lines
+    with Server(env.certs, verbosity=1) as srv:
+        assert srv.request("GET", "/nope")[0] == 404
+        assert srv.wait_log(r"request refused .*status=404", 5)
+        assert srv.stop() == 0
+
+
+# --------------------------------------------------------------------------
+# Refusals at start
+
+
+@test
+def test_start_refusals(env, results):
+    """Exit 2 for usage and configuration errors, with a message naming the
+    flag; exit 1 when the address is taken."""
+    base = ["serve", "--listen", "127.0.0.1:%d" % free_port(),
+            "--metrics-listen", "", "--tls-cert-file", env.certs.cert,
+            "--tls-private-key-file", env.certs.key]
+    cases = [
+        (["serve"], 2, "--tls-cert-file"),
+        (["serve", "--tls-cert-file", env.certs.cert], 2, "--tls-private-key-file"),
+        (base + ["--listen", "127.0.0.1"], 2, "--listen"),
+        (base + ["--listen", "127.0.0.1:0"], 2, "--listen"),
+        (base + ["--listen", "127.0.0.1:65536"], 2, "--listen"),
+        (base + ["--listen", "::1:8443"], 2, "--listen"),
+        (base + ["--metrics-listen", "x"], 2, "--metrics-listen"),
+        (base + ["--listen", "no-such-host.invalid:8443"], 2, "--listen"),
+        (base + ["--log-format", "xml"], 2, "--log-format"),
+        (base + ["-v", "x"], 2, "-v"),
+        (base + ["-v", "-1"], 2, "-v"),
+        (base + ["--bogus", "1"], 2, "--bogus"),
+        (base + ["--tls-cert-file", "/nonexistent/tls.crt"], 2, "--tls-cert-file"),
+        (base + ["--tls-private-key-file", env.other.key], 2, "does not match"),
+        (base + ["--tls-cert-file", env.certs.key], 2, "no PEM certificate"),
+        (base + ["--tls-client-ca-file", "/nonexistent/ca.crt"], 2,
+         "--tls-client-ca-file"),
+        (base + ["--tls-client-ca-file", env.certs.key], 2,
+         "--tls-client-ca-file"),
+        (base + ["--config", "/nonexistent.json"], 2, "nonexistent"),
+    ]
+    for argv, want_rc, want_text in cases:
+        p = subprocess.run(command() + argv, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=30)
+        err = p.stderr.decode()
+        assert p.returncode == want_rc, (argv, p.returncode, err)
+        assert want_text in err, (argv, err)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        argv = base + ["--listen", "127.0.0.1:%d" % taken.getsockname()[1]]
+        p = subprocess.run(command() + argv, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=30)
+        assert p.returncode == 1, (p.returncode, p.stderr)
+        assert b"--listen" in p.stderr, p.stderr
+
+
+def main(argv):
+    names = argv[1:]
+    results = Results()
+    t0 = time.monotonic()
+    env = Env()
+    try:
+        run_tests(results, env, names)
+    finally:
+        env.cleanup()
+    print("integration: took %.0f s" % (time.monotonic() - t0))
+    print("integration: %d passed, %d failed" % (results.passed, results.failed))
+    return 1 if results.failed or not results.passed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

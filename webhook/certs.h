@@ -1,0 +1,117 @@
+/*
+ * certs.h - the serving certificate and key: loading, checking, rotation.
+ *
+ * A pair is read from two PEM files (the certificate may be followed by
+ * its chain), checked (the key matches the first certificate, which has
+ * not expired) and imported into GnuTLS for the handshakes.
+ *
+ * Rotation: certs_poll(), called every second or so from one thread,
+ * stats both paths (following symlinks, so a Secret volume's "..data"
+ * swap or a replaced file shows as a new inode, size or time).  A change
+ * is loaded once it has been stable for one poll; a pair whose contents
+ * did not change is ignored; a bad pair is refused and the current one
+ * keeps serving.  The refusal is reported once per change on disk.
+ *
+ * Handshakes take the current pair through certs_retrieve().  A pair that
+ * was replaced stays alive while any connection that started before the
+ * replacement is open (certs_hold() and certs_unhold() around each
+ * connection), so a handshake never uses a freed key.
+ */
+#ifndef CERTS_H
+#define CERTS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include <gnutls/abstract.h>
+#include <gnutls/gnutls.h>
+
+struct certs_pair;
+
+/* What stat(2) says of one path; equal stamps mean "not changed". */
+struct certs_stamp {
+	int err; /* errno of stat, 0 when it worked */
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	struct timespec ctime;
+};
+
+/* A description of a loaded certificate, for the log. */
+struct certs_info {
+	int64_t not_after;  /* Unix seconds */
+	char subject[256];  /* RFC 4514: "CN=..." */
+	char serial[80];    /* hexadecimal */
+	char sha256[96];    /* fingerprint of the DER, "AB:CD:..." */
+};
+
+struct certs {
+	const char *cert_file; /* borrowed */
+	const char *key_file;  /* borrowed */
+	pthread_mutex_t lock;
+	/* Under lock. */
+	struct certs_pair *current;
+	struct certs_pair *superseded; /* oldest first */
+	/* Only the polling thread reads or writes these. */
+	struct certs_stamp loaded[2];  /* certificate, key */
+	struct certs_stamp pending[2];
+	bool have_pending;
+	int64_t not_after;
+};
+
+enum certs_change {
+	CERTS_SAME,     /* nothing to do */
+	CERTS_RELOADED, /* a new pair serves from now on */
+	CERTS_REFUSED,  /* a new pair was found bad; the old one serves */
+};
+
+/*
+ * Loads the pair from cert_file and key_file (borrowed, must outlive c)
+ * and describes it in *info.  An expired certificate is accepted here, so
+ * that a rotation can still replace it; the caller may warn.  Returns 0,
+ * or -1 with a message naming the file in err[0..errlen).
+ */
+int certs_init(struct certs *c, const char *cert_file, const char *key_file,
+	       struct certs_info *info, char *err, size_t errlen)
+	__attribute__((warn_unused_result));
+
+/* Frees every pair (also after a failed certs_init()).  No handshake may
+ * be running. */
+void certs_release(struct certs *c);
+
+/*
+ * Looks at the files once (see above).  On CERTS_RELOADED, *info describes
+ * the new certificate; on CERTS_REFUSED, err says why.  Only one thread may
+ * poll.
+ */
+enum certs_change certs_poll(struct certs *c, struct certs_info *info,
+			     char *err, size_t errlen);
+
+/* notAfter of the serving certificate, in Unix seconds. */
+int64_t certs_not_after(const struct certs *c);
+
+/* Makes c the store that certs_retrieve() hands pairs out from. */
+void certs_serve(struct certs *c);
+
+/*
+ * The GnuTLS certificate callback (gnutls_certificate_retrieve_function2):
+ * hands out the current pair of the store given to certs_serve().
+ */
+int certs_retrieve(gnutls_session_t session, const gnutls_datum_t *req_ca_dn,
+		   int nreqs, const gnutls_pk_algorithm_t *pk_algos,
+		   int pk_algos_length, gnutls_pcert_st **pcert,
+		   unsigned int *pcert_length, gnutls_privkey_t *privkey);
+
+/*
+ * Called when a connection opens, before its handshake: keeps the current
+ * pair, and every later one, alive until certs_unhold(c, handle).
+ */
+void *certs_hold(struct certs *c);
+void certs_unhold(struct certs *c, void *handle);
+
+#endif /* CERTS_H */

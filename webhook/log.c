@@ -1,0 +1,300 @@
+/*
+ * log.c - the log line, as text or JSON, one write(2) per line.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define LINE_MAX_BYTES 4096
+/* Kept free at the end of a line for ",\"truncated\":true}\n". */
+#define LINE_RESERVE 24
+/* The most bytes one value (or the message) takes in a line. */
+#define VALUE_MAX_BYTES 1024
+
+int log_verbosity;
+static bool log_json;
+
+static const char *const level_names[] = {
+	[LOG_ERROR] = "error",
+	[LOG_WARN] = "warning",
+	[LOG_INFO] = "info",
+	[LOG_DEBUG] = "debug",
+};
+
+/*
+ * A line under construction.  Invariant: len <= sizeof(s) - LINE_RESERVE.
+ * full is set when an append did not fit; the caller then rolls back to
+ * the end of the last whole field.
+ */
+struct line {
+	char s[LINE_MAX_BYTES];
+	size_t len;
+	bool full;
+};
+
+void log_setup(bool json, int verbosity)
+{
+	log_json = json;
+	log_verbosity = verbosity;
+}
+
+/* Appends n bytes when they fit; otherwise sets full. */
+static void put(struct line *l, const char *s, size_t n)
+{
+	if (l->full || n > sizeof(l->s) - LINE_RESERVE - l->len) {
+		l->full = true;
+		return;
+	}
+	memcpy(l->s + l->len, s, n);
+	l->len += n;
+}
+
+static void puts_(struct line *l, const char *s)
+{
+	put(l, s, strlen(s));
+}
+
+/*
+ * The length of the valid UTF-8 sequence at p[0..n), or 0 when it is not
+ * one (overlong forms, surrogates and code points past U+10FFFF included).
+ */
+static size_t utf8_valid(const unsigned char *p, size_t n)
+{
+	unsigned c = p[0];
+	size_t len, i;
+
+	if (c < 0x80)
+		return 1;
+	if (c < 0xc2 || c > 0xf4)
+		return 0;
+	len = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0) ||
+	    (c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] >= 0x90))
+		return 0;
+	return len;
+}
+
+/* Whether the code point at p (a valid sequence of n bytes) is C0, DEL or C1. */
+static bool is_control(const unsigned char *p, size_t n)
+{
+	if (n == 1)
+		return p[0] < 0x20 || p[0] == 0x7f;
+	return n == 2 && p[0] == 0xc2 && p[1] < 0xa0;
+}
+
+/*
+ * Appends s as the inside of a JSON string, cut with "..." once it takes
+ * VALUE_MAX_BYTES.
+ */
+static void put_json_text(struct line *l, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), i = 0, start = l->len;
+	char esc[8];
+
+	while (i < n && !l->full) {
+		size_t k = utf8_valid(p + i, n - i);
+
+		if (l->len - start > VALUE_MAX_BYTES) {
+			put(l, "...", 3);
+			break;
+		}
+
+		if (k == 0) {
+			put(l, "\\ufffd", 6);
+			i++;
+			continue;
+		}
+		if (p[i] == '"' || p[i] == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)p[i];
+			put(l, esc, 2);
+		} else if (is_control(p + i, k)) {
+			unsigned cp = k == 1 ? p[i] : p[i + 1];
+
+			snprintf(esc, sizeof(esc), "\\u%04x", cp);
+			put(l, esc, 6);
+		} else {
+			put(l, s + i, k);
+		}
+		i += k;
+	}
+}
+
+/* Whether a text value must be quoted. */
+static bool text_needs_quotes(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	if (!*p)
+		return true;
+	for (; *p; p++)
+		if (*p <= ' ' || *p == '"' || *p == '=' || *p == '\\' ||
+		    *p >= 0x7f)
+			return true;
+	return false;
+}
+
+/*
+ * Appends s for a text line: control bytes and invalid UTF-8 become \xNN,
+ * and with quoted, '"' and '\' are escaped.  Cut like put_json_text().
+ */
+static void put_text(struct line *l, const char *s, bool quoted)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), i = 0, start = l->len;
+	char esc[8];
+
+	while (i < n && !l->full) {
+		size_t k = utf8_valid(p + i, n - i);
+
+		if (l->len - start > VALUE_MAX_BYTES) {
+			put(l, "...", 3);
+			break;
+		}
+
+		if (k == 0 || is_control(p + i, k)) {
+			size_t j, m = k ? k : 1;
+
+			for (j = 0; j < m; j++) {
+				snprintf(esc, sizeof(esc), "\\x%02x", p[i + j]);
+				put(l, esc, 4);
+			}
+			i += m;
+			continue;
+		}
+		if (quoted && (p[i] == '"' || p[i] == '\\')) {
+			esc[0] = '\\';
+			esc[1] = (char)p[i];
+			put(l, esc, 2);
+		} else {
+			put(l, s + i, k);
+		}
+		i += k;
+	}
+}
+
+static void put_time(struct line *l)
+{
+	struct timespec ts;
+	struct tm tm;
+	char buf[40];
+	int n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	n = snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
+		     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		     tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+	put(l, buf, n > 0 ? (size_t)n : 0);
+}
+
+/*
+ * Finishes the line in the reserve, saying whether fields were left out,
+ * and writes it.
+ */
+static void line_write(struct line *l, bool truncated)
+{
+	const char *end = log_json ? (truncated ? ",\"truncated\":true}\n" : "}\n")
+				   : (truncated ? " ...\n" : "\n");
+	const char *p = l->s;
+	size_t left;
+
+	memcpy(l->s + l->len, end, strlen(end));
+	l->len += strlen(end);
+	left = l->len;
+	while (left) {
+		ssize_t w = write(STDERR_FILENO, p, left);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		left -= (size_t)w;
+	}
+}
+
+void log_fields(enum log_level level, const char *msg,
+		const struct log_field *fields, size_t nfields)
+{
+	struct line l;
+	char num[32];
+	size_t i;
+
+	l.len = 0;
+	l.full = false;
+	/* The head always fits: the message is capped at VALUE_MAX_BYTES. */
+	if (log_json) {
+		puts_(&l, "{\"time\":\"");
+		put_time(&l);
+		puts_(&l, "\",\"level\":\"");
+		puts_(&l, level_names[level]);
+		puts_(&l, "\",\"msg\":\"");
+		put_json_text(&l, msg);
+		put(&l, "\"", 1);
+	} else {
+		put_time(&l);
+		put(&l, " ", 1);
+		puts_(&l, level_names[level]);
+		put(&l, " ", 1);
+		put_text(&l, msg, false);
+	}
+	for (i = 0; i < nfields; i++) {
+		const struct log_field *f = &fields[i];
+		const char *s = f->str ? f->str : "";
+		size_t mark = l.len;
+
+		if (f->is_num)
+			snprintf(num, sizeof(num), "%lld", f->num);
+		if (log_json) {
+			puts_(&l, ",\"");
+			put_json_text(&l, f->key);
+			puts_(&l, "\":");
+			if (f->is_num) {
+				puts_(&l, num);
+			} else {
+				put(&l, "\"", 1);
+				put_json_text(&l, s);
+				put(&l, "\"", 1);
+			}
+		} else {
+			bool quoted = !f->is_num && text_needs_quotes(s);
+
+			put(&l, " ", 1);
+			put_text(&l, f->key, false);
+			put(&l, "=", 1);
+			if (quoted)
+				put(&l, "\"", 1);
+			put_text(&l, f->is_num ? num : s, quoted);
+			if (quoted)
+				put(&l, "\"", 1);
+		}
+		if (l.full) {
+			l.len = mark;
+			break;
+		}
+	}
+	line_write(&l, i < nfields);
+}
+
+void log_printf(enum log_level level, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_fields(level, msg, NULL, 0);
+}

@@ -1,0 +1,117 @@
+/*
+ * metrics.c - lock-free counters and the Prometheus text format.
+ */
+#include <stddef.h>
+
+#include "metrics.h"
+
+/* Upper bounds of the latency buckets, in nanoseconds and as printed. */
+static const struct {
+	uint64_t ns;
+	const char *le;
+} bounds[METRICS_BUCKETS - 1] = {
+	{ 10000, "1e-05" },      { 25000, "2.5e-05" },
+	{ 50000, "5e-05" },      { 100000, "0.0001" },
+	{ 250000, "0.00025" },   { 500000, "0.0005" },
+	{ 1000000, "0.001" },    { 2500000, "0.0025" },
+	{ 5000000, "0.005" },    { 10000000, "0.01" },
+	{ 25000000, "0.025" },   { 50000000, "0.05" },
+	{ 100000000, "0.1" },    { 250000000, "0.25" },
+	{ 500000000, "0.5" },    { 1000000000, "1" },
+};
+
+void metrics_init(struct metrics *m)
+{
+	size_t i;
+
+	for (i = 0; i < METRICS_OUTCOMES; i++)
+		atomic_init(&m->requests[i], 0);
+	for (i = 0; i < METRICS_BUCKETS; i++)
+		atomic_init(&m->buckets[i], 0);
+	atomic_init(&m->latency_sum_ns, 0);
+	atomic_init(&m->cert_not_after, 0);
+	atomic_init(&m->reloads[0], 0);
+	atomic_init(&m->reloads[1], 0);
+}
+
+void metrics_observe(struct metrics *m, enum review_outcome outcome,
+		     uint64_t latency_ns)
+{
+	size_t b = 0;
+
+	if ((unsigned)outcome >= METRICS_OUTCOMES)
+		outcome = REVIEW_ERROR;
+	while (b < METRICS_BUCKETS - 1 && latency_ns > bounds[b].ns)
+		b++;
+	atomic_fetch_add_explicit(&m->requests[outcome], 1,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&m->buckets[b], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&m->latency_sum_ns, latency_ns,
+				  memory_order_relaxed);
+}
+
+void metrics_set_cert_not_after(struct metrics *m, int64_t not_after)
+{
+	atomic_store_explicit(&m->cert_not_after, not_after,
+			      memory_order_relaxed);
+}
+
+void metrics_count_reload(struct metrics *m, bool done)
+{
+	atomic_fetch_add_explicit(&m->reloads[done ? 1 : 0], 1,
+				  memory_order_relaxed);
+}
+
+static unsigned long long load(atomic_ullong *v)
+{
+	return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+int metrics_render(struct metrics *m, long in_flight, struct buf *out)
+{
+	unsigned long long cumulative = 0, sum;
+	size_t i;
+
+	buf_add(out,
+		"# HELP vgpu_webhook_requests_total Admission requests answered, by outcome.\n"
+		"# TYPE vgpu_webhook_requests_total counter\n");
+	for (i = 0; i < METRICS_OUTCOMES; i++)
+		buf_addf(out, "vgpu_webhook_requests_total{outcome=\"%s\"} %llu\n",
+			 review_outcome_name((enum review_outcome)i),
+			 load(&m->requests[i]));
+
+	buf_add(out,
+		"# HELP vgpu_webhook_latency_seconds Time from the request headers to the answer.\n"
+		"# TYPE vgpu_webhook_latency_seconds histogram\n");
+	for (i = 0; i < METRICS_BUCKETS; i++) {
+		cumulative += load(&m->buckets[i]);
+		buf_addf(out, "vgpu_webhook_latency_seconds_bucket{le=\"%s\"} %llu\n",
+			 i < METRICS_BUCKETS - 1 ? bounds[i].le : "+Inf",
+			 cumulative);
+	}
+	sum = load(&m->latency_sum_ns);
+	buf_addf(out, "vgpu_webhook_latency_seconds_sum %llu.%09llu\n",
+		 sum / 1000000000ull, sum % 1000000000ull);
+	buf_addf(out, "vgpu_webhook_latency_seconds_count %llu\n", cumulative);
+
+	buf_addf(out,
+		 "# HELP vgpu_webhook_requests_in_flight Admission requests being received or answered.\n"
+		 "# TYPE vgpu_webhook_requests_in_flight gauge\n"
+		 "vgpu_webhook_requests_in_flight %ld\n",
+		 in_flight);
+
+	buf_addf(out,
+		 "# HELP vgpu_webhook_certificate_expiry_timestamp_seconds notAfter of the serving certificate, in Unix time.\n"
+		 "# TYPE vgpu_webhook_certificate_expiry_timestamp_seconds gauge\n"
+		 "vgpu_webhook_certificate_expiry_timestamp_seconds %lld\n",
+		 (long long)atomic_load_explicit(&m->cert_not_after,
+						 memory_order_relaxed));
+
+	buf_addf(out,
+		 "# HELP vgpu_webhook_certificate_reloads_total Certificate pairs found changed on disk, by result.\n"
+		 "# TYPE vgpu_webhook_certificate_reloads_total counter\n"
+		 "vgpu_webhook_certificate_reloads_total{result=\"done\"} %llu\n"
+		 "vgpu_webhook_certificate_reloads_total{result=\"refused\"} %llu\n",
+		 load(&m->reloads[1]), load(&m->reloads[0]));
+	return buf_failed(out) ? -1 : 0;
+}

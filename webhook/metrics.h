@@ -1,0 +1,50 @@
+/*
+ * metrics.h - the counters of `serve`, and their Prometheus text form.
+ *
+ * Every update is one relaxed atomic operation, so the request path takes
+ * no lock.  A scrape reads each value once; the histogram's _count is the
+ * sum of the bucket counts read by that scrape, so the +Inf bucket always
+ * equals _count.
+ */
+#ifndef METRICS_H
+#define METRICS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "review.h"
+#include "util.h"
+
+#define METRICS_OUTCOMES 4      /* enum review_outcome */
+#define METRICS_BUCKETS 17      /* 16 bounds, 10 us .. 1 s, then +Inf */
+
+struct metrics {
+	atomic_ullong requests[METRICS_OUTCOMES];
+	atomic_ullong buckets[METRICS_BUCKETS]; /* not cumulative */
+	atomic_ullong latency_sum_ns;
+	atomic_llong cert_not_after;            /* Unix seconds */
+	atomic_ullong reloads[2];               /* refused, done */
+};
+
+void metrics_init(struct metrics *m);
+
+/* Counts one admission request and its latency in nanoseconds. */
+void metrics_observe(struct metrics *m, enum review_outcome outcome,
+		     uint64_t latency_ns);
+
+/* Sets the expiry gauge: notAfter of the serving certificate. */
+void metrics_set_cert_not_after(struct metrics *m, int64_t not_after);
+
+/* Counts one certificate reload, done or refused. */
+void metrics_count_reload(struct metrics *m, bool done);
+
+/*
+ * Appends the Prometheus text exposition (format 0.0.4) of m to out, with
+ * in_flight as the in-flight gauge.  Returns 0, or -1 when out failed to
+ * grow.
+ */
+int metrics_render(struct metrics *m, long in_flight, struct buf *out)
+	__attribute__((warn_unused_result));
+
+#endif /* METRICS_H */

@@ -1,0 +1,380 @@
+/*
+ * serve.c - the `serve` command: flags, the HTTPS server around
+ * review_handlen(), the decision log, metrics, certificate rotation and
+ * the shutdown on SIGTERM.
+ *
+ * Threads: the server's worker threads answer requests; the main thread
+ * waits for signals and polls the certificate files once a second.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "certs.h"
+#include "config.h"
+#include "log.h"
+#include "metrics.h"
+#include "review.h"
+#include "serve.h"
+#include "server.h"
+
+#define PROG "vgpu-webhook"
+#define BODY_MAX ((size_t)3 << 20)
+#define POLL_NS 1000000000ull        /* certificate files: once a second */
+#define DRAIN_NS 25000000000ull      /* in-flight requests get 25 s */
+#define FORCE_AFTER_NS 1000000000ull /* a second signal after 1 s forces */
+#define VERBOSITY_MAX 10
+
+struct serve_state {
+	const struct config *cfg;
+	struct metrics metrics;
+	struct certs certs;
+};
+
+void serve_options_init(struct serve_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->listen = "0.0.0.0:9443";
+	o->metrics_listen = "0.0.0.0:9090";
+}
+
+int serve_options_set(struct serve_options *o, const char *name,
+		      const char *value, char *err, size_t errlen)
+{
+	char why[200];
+
+	if (!strcmp(name, "listen") || !strcmp(name, "metrics-listen")) {
+		bool metrics = name[0] == 'm';
+
+		if (!(metrics && !value[0]) &&
+		    server_check_address(value, why, sizeof(why))) {
+			snprintf(err, errlen, "--%s: %s", name, why);
+			return -1;
+		}
+		if (metrics)
+			o->metrics_listen = value;
+		else
+			o->listen = value;
+		return 0;
+	}
+	if (!strcmp(name, "tls-cert-file") ||
+	    !strcmp(name, "tls-private-key-file") ||
+	    !strcmp(name, "tls-client-ca-file")) {
+		if (!value[0]) {
+			snprintf(err, errlen, "--%s: a file name is required",
+				 name);
+			return -1;
+		}
+		if (!strcmp(name, "tls-cert-file"))
+			o->tls_cert_file = value;
+		else if (!strcmp(name, "tls-private-key-file"))
+			o->tls_private_key_file = value;
+		else
+			o->tls_client_ca_file = value;
+		return 0;
+	}
+	if (!strcmp(name, "log-format")) {
+		if (strcmp(value, "text") && strcmp(value, "json")) {
+			snprintf(err, errlen,
+				 "--log-format: \"%.64s\": expected text or json",
+				 value);
+			return -1;
+		}
+		o->log_json = !strcmp(value, "json");
+		return 0;
+	}
+	if (!strcmp(name, "v")) {
+		const char *p = value;
+		int v = 0;
+
+		for (; *p >= '0' && *p <= '9' && v <= VERBOSITY_MAX; p++)
+			v = v * 10 + (*p - '0');
+		if (!value[0] || *p || v > VERBOSITY_MAX) {
+			snprintf(err, errlen,
+				 "-v: \"%.64s\": expected a level from 0 to %d",
+				 value, VERBOSITY_MAX);
+			return -1;
+		}
+		o->verbosity = v;
+		return 0;
+	}
+	return 1;
+}
+
+/* --- the request path ---------------------------------------------------- */
+
+/* Answers one admission body: review_handlen(), metrics, the log line. */
+static void on_review(void *arg, const char *body, size_t len,
+		      uint64_t started_ns, struct server_reply *reply)
+{
+	struct serve_state *st = arg;
+	struct review_answer ans;
+	uint64_t latency;
+
+	review_answer_init(&ans);
+	review_handlen(st->cfg, body, len, &ans);
+	latency = server_now_ns() - started_ns;
+	metrics_observe(&st->metrics, ans.outcome, latency);
+
+	if (ans.http_status == 200) {
+		log_fields(LOG_INFO, "decision",
+			   (struct log_field[]){
+				   LOG_STR("uid", ans.uid),
+				   LOG_STR("namespace", ans.namespace_),
+				   LOG_STR("name", ans.name),
+				   LOG_STR("operation", ans.operation),
+				   LOG_STR("outcome",
+					   review_outcome_name(ans.outcome)),
+				   LOG_NUM("ops", ans.ops),
+				   LOG_NUM("latency_us", latency / 1000) },
+			   7);
+	} else if (ans.http_status < 500) {
+		if (log_verbosity >= 1)
+			log_fields(LOG_INFO, "request refused",
+				   (struct log_field[]){
+					   LOG_NUM("status", ans.http_status),
+					   LOG_STR("reason", ans.body),
+					   LOG_NUM("latency_us", latency / 1000) },
+				   3);
+	} else {
+		log_fields(LOG_ERROR, "request failed",
+			   (struct log_field[]){
+				   LOG_NUM("status", ans.http_status),
+				   LOG_STR("reason", ans.body ? ans.body
+							       : "out of memory") },
+			   2);
+	}
+	reply->status = (unsigned)ans.http_status;
+	reply->content_type = ans.content_type;
+	reply->body = ans.body;
+	reply->len = ans.body_len;
+	ans.body = NULL;
+	review_answer_release(&ans);
+}
+
+/* A request refused by the server (413, 403): counted as an error. */
+static void on_refused(void *arg, unsigned status, const char *reason,
+		       uint64_t started_ns)
+{
+	struct serve_state *st = arg;
+
+	(void)status;
+	(void)reason;
+	metrics_observe(&st->metrics, REVIEW_ERROR,
+			server_now_ns() - started_ns);
+}
+
+static int on_metrics(void *arg, struct server *s, struct buf *out)
+{
+	struct serve_state *st = arg;
+
+	return metrics_render(&st->metrics, server_in_flight(s), out);
+}
+
+/* --- certificates -------------------------------------------------------- */
+
+static void format_time(int64_t t, char *out, size_t len)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (!gmtime_r(&tt, &tm) ||
+	    !strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(out, len, "%lld", (long long)t);
+}
+
+static void log_certificate(const char *msg, const struct certs_info *info)
+{
+	char when[40];
+
+	format_time(info->not_after, when, sizeof(when));
+	log_fields(LOG_INFO, msg,
+		   (struct log_field[]){ LOG_STR("subject", info->subject),
+					 LOG_STR("serial", info->serial),
+					 LOG_STR("not_after", when),
+					 LOG_STR("sha256", info->sha256) },
+		   4);
+}
+
+static void poll_certificates(struct serve_state *st)
+{
+	struct certs_info info;
+	char err[512];
+
+	switch (certs_poll(&st->certs, &info, err, sizeof(err))) {
+	case CERTS_SAME:
+		break;
+	case CERTS_RELOADED:
+		metrics_set_cert_not_after(&st->metrics,
+					   certs_not_after(&st->certs));
+		metrics_count_reload(&st->metrics, true);
+		log_certificate("certificate reloaded", &info);
+		break;
+	case CERTS_REFUSED:
+		metrics_count_reload(&st->metrics, false);
+		log_fields(LOG_ERROR,
+			   "certificate reload refused, the current certificate keeps serving",
+			   (struct log_field[]){ LOG_STR("reason", err) }, 1);
+		break;
+	}
+}
+
+/* --- the run loop -------------------------------------------------------- */
+
+/*
+ * Waits for a signal of set for at most ns nanoseconds.  Returns the
+ * signal, or 0 on time out.
+ */
+static int wait_signal(const sigset_t *set, uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000u),
+			       (long)(ns % 1000000000u) };
+	int sig = sigtimedwait(set, NULL, &ts);
+
+	return sig > 0 ? sig : 0;
+}
+
+/*
+ * Stops accepting, lets the requests in flight finish (for at most
+ * DRAIN_NS, or until another SIGTERM or SIGINT comes at least a second
+ * after the first: Ctrl-C under a wrapper script may arrive twice at
+ * once), then stops the server.  Returns 0 when nothing was cut short, 1
+ * otherwise.
+ */
+static int drain(struct server *srv, const sigset_t *set)
+{
+	uint64_t start = server_now_ns(), deadline = start + DRAIN_NS;
+	long left = server_in_flight(srv);
+	int status = 0;
+
+	log_info("shutting down: %ld admission requests in flight", left);
+	server_drain(srv);
+	while ((left = server_in_flight(srv)) > 0) {
+		int sig;
+
+		if (server_now_ns() >= deadline) {
+			log_warn("shutting down with %ld admission requests unfinished after %llu s",
+				 left, DRAIN_NS / 1000000000ull);
+			status = 1;
+			break;
+		}
+		sig = wait_signal(set, 20000000u);
+		if ((sig == SIGTERM || sig == SIGINT) &&
+		    server_now_ns() - start >= FORCE_AFTER_NS) {
+			log_warn("second signal: shutting down with %ld admission requests unfinished",
+				 left);
+			status = 1;
+			break;
+		}
+	}
+	server_stop(srv);
+	return status;
+}
+
+int serve_run(const struct config *cfg, const struct serve_options *o)
+{
+	struct serve_state *st;
+	struct server_config sc;
+	struct server *srv = NULL;
+	struct certs_info info;
+	sigset_t set, old;
+	struct sigaction ign;
+	uint64_t next_poll;
+	char err[600];
+	int status;
+
+	if (!o->tls_cert_file || !o->tls_private_key_file) {
+		fprintf(stderr, PROG ": serve: %s is required\n",
+			!o->tls_cert_file ? "--tls-cert-file"
+					  : "--tls-private-key-file");
+		return 2;
+	}
+	log_setup(o->log_json, o->verbosity);
+	/*
+	 * Signals go to this thread only, through sigtimedwait(); blocked
+	 * from here on, so that a SIGTERM during the start is not lost.
+	 */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &ign, NULL);
+	st = calloc(1, sizeof(*st));
+	if (!st) {
+		fprintf(stderr, PROG ": out of memory\n");
+		status = 1;
+		goto out;
+	}
+	st->cfg = cfg;
+	metrics_init(&st->metrics);
+	if (certs_init(&st->certs, o->tls_cert_file, o->tls_private_key_file,
+		       &info, err, sizeof(err))) {
+		fprintf(stderr,
+			PROG ": --tls-cert-file, --tls-private-key-file: %s\n",
+			err);
+		status = 2;
+		goto out;
+	}
+	metrics_set_cert_not_after(&st->metrics, info.not_after);
+
+	memset(&sc, 0, sizeof(sc));
+	sc.listen = o->listen;
+	sc.listen_name = "--listen";
+	sc.metrics_listen = o->metrics_listen;
+	sc.metrics_listen_name = "--metrics-listen";
+	sc.certs = &st->certs;
+	sc.client_ca_file = o->tls_client_ca_file;
+	sc.client_ca_name = "--tls-client-ca-file";
+	sc.body_max = BODY_MAX;
+	sc.handle = on_review;
+	sc.refused = on_refused;
+	sc.metrics = on_metrics;
+	sc.arg = st;
+	status = server_start(&sc, &srv, err, sizeof(err));
+	if (status) {
+		fprintf(stderr, PROG ": %s\n", err);
+		goto out;
+	}
+	log_fields(LOG_INFO, "serving",
+		   (struct log_field[]){
+			   LOG_STR("listen", o->listen),
+			   LOG_STR("metrics_listen", o->metrics_listen),
+			   LOG_STR("client_ca", o->tls_client_ca_file ?
+						o->tls_client_ca_file : "") },
+		   3);
+	log_certificate("certificate loaded", &info);
+	if (info.not_after <= (int64_t)time(NULL))
+		log_warn("the serving certificate has expired; waiting for a new one in %s",
+			 o->tls_cert_file);
+
+	next_poll = server_now_ns() + POLL_NS;
+	for (;;) {
+		uint64_t now = server_now_ns();
+		int sig = wait_signal(&set, next_poll > now ? next_poll - now : 0);
+
+		if (sig == SIGTERM || sig == SIGINT)
+			break;
+		if (sig == SIGHUP || server_now_ns() >= next_poll) {
+			poll_certificates(st);
+			next_poll = server_now_ns() + POLL_NS;
+		}
+	}
+	status = drain(srv, &set);
+	srv = NULL;
+	log_info("stopped");
+out:
+	server_stop(srv);
+	if (st) {
+		certs_release(&st->certs); /* also after a failed certs_init() */
+		free(st);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return status;
+}

@@ -1,0 +1,1109 @@
+/*
+ * server.c - libmicrohttpd daemons, routing, body limits, client
+ * certificates, timeouts and draining.
+ *
+ * Request life cycle on the HTTPS daemon (libmicrohttpd calls the access
+ * handler several times per request):
+ * 1. first call (headers in): route, method and client certificate checks,
+ *    Content-Length against the limit; a refusal is queued at once, which
+ *    makes libmicrohttpd close the connection after it;
+ * 2. calls with data: the body is taken (see take_body());
+ * 3. last call (no data): the answer is queued;
+ * 4. on_completed(): the request state is reset, whatever happened.
+ * The per-request state lives in the per-connection struct conn, made
+ * when the connection opens (on_connection()), so a request allocates
+ * only its body (when it came in pieces) and its answer.
+ */
+#define _GNU_SOURCE /* sched_getaffinity(), CPU_COUNT() */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
+#include <microhttpd.h>
+
+#include "certs.h"
+#include "log.h"
+#include "server.h"
+
+#define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+#define TIMEOUT_ACTIVE 10u  /* s of silence inside a handshake or request */
+#define TIMEOUT_IDLE 120u   /* s of silence between requests */
+#define CONN_LIMIT 2048u    /* HTTPS connections, when file limits allow */
+/* libmicrohttpd's memory per connection (headers, read buffer, answer
+ * headers), zeroed after each request: half of it is the read buffer, so a
+ * typical review (4 KiB) arrives whole and is answered without a copy. */
+#define CONN_MEMORY (16u << 10)
+#define METRICS_CONN_LIMIT 64u
+#define METRICS_TIMEOUT 10u
+#define THREADS_MAX 8u
+/* Past the body limit, a chunked body is read and dropped up to this many
+ * bytes so that the 413 can be sent; after that the connection is closed. */
+#define DISCARD_MAX (16u << 20)
+#define BODY_CHUNK (16u << 10)
+#define CONTENT_TEXT "text/plain; charset=utf-8"
+#define CONTENT_METRICS "text/plain; version=0.0.4; charset=utf-8"
+
+enum route {
+	ROUTE_NONE,
+	ROUTE_REVIEW,
+	ROUTE_HEALTHZ,
+	ROUTE_READYZ,
+	ROUTE_METRICS,
+};
+
+/* One connection of the HTTPS daemon and its request in progress. */
+struct conn {
+	void *hold;         /* certs_hold() handle */
+	signed char peer;   /* client certificate: -1 unchecked, 0 bad, 1 good */
+	/* The request in progress; reset by request_end(). */
+	enum route route;
+	bool counted;       /* counted in in_flight */
+	bool answered;      /* reply holds the answer */
+	bool too_big;       /* over the limit: the rest is dropped */
+	bool oom;
+	uint64_t started;
+	size_t expect;      /* Content-Length, or SIZE_MAX when chunked */
+	size_t dropped;
+	char *body;
+	size_t len;
+	size_t cap;
+	struct server_reply reply;
+};
+
+/* Answers shared by every request, made once. */
+struct canned {
+	struct MHD_Response *ok;
+	struct MHD_Response *draining;
+	struct MHD_Response *not_found;
+	struct MHD_Response *post_only;
+	struct MHD_Response *get_only;
+	struct MHD_Response *forbidden;
+	struct MHD_Response *too_large;
+	struct MHD_Response *internal;
+	struct MHD_Response *busy;
+};
+
+struct server {
+	struct server_config cfg;
+	struct MHD_Daemon *tls;
+	struct MHD_Daemon *plain;
+	int tls_fd;            /* the HTTPS listener (libmicrohttpd's) */
+	char *client_ca;       /* PEM, NUL-terminated */
+	char too_large_text[96];
+	struct canned r;
+	atomic_long in_flight;
+	atomic_bool draining;
+};
+
+/* A connection whose struct conn could not be allocated: its handle is
+ * kept, tagged, in the socket context. */
+#define HOLD_TAG ((uintptr_t)1)
+
+uint64_t server_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* --- addresses ----------------------------------------------------------- */
+
+/*
+ * Splits HOST:PORT into host (brackets removed) and port.  Returns 0, or
+ * -1 with a message.
+ */
+static int split_address(const char *hostport, char *host, size_t hostlen,
+			 char *port, size_t portlen, char *err, size_t errlen)
+{
+	const char *colon, *h = hostport, *p;
+	size_t n;
+	unsigned long v = 0;
+
+	if (hostport[0] == '[') {
+		const char *close = strchr(hostport, ']');
+
+		if (!close || close[1] != ':') {
+			snprintf(err, errlen, "\"%s\": expected [IPV6]:PORT",
+				 hostport);
+			return -1;
+		}
+		h = hostport + 1;
+		n = (size_t)(close - h);
+		colon = close + 1;
+	} else {
+		colon = strrchr(hostport, ':');
+		if (!colon) {
+			snprintf(err, errlen, "\"%s\": expected HOST:PORT",
+				 hostport);
+			return -1;
+		}
+		n = (size_t)(colon - hostport);
+		if (memchr(hostport, ':', n)) {
+			snprintf(err, errlen,
+				 "\"%s\": write an IPv6 address in brackets, as [::1]:8443",
+				 hostport);
+			return -1;
+		}
+	}
+	if (n >= hostlen) {
+		snprintf(err, errlen, "\"%s\": host name too long", hostport);
+		return -1;
+	}
+	memcpy(host, h, n);
+	host[n] = '\0';
+	p = colon + 1;
+	if (!*p || strlen(p) > 5)
+		goto bad_port;
+	for (; *p; p++) {
+		if (*p < '0' || *p > '9')
+			goto bad_port;
+		v = v * 10 + (unsigned long)(*p - '0');
+	}
+	if (v < 1 || v > 65535)
+		goto bad_port;
+	snprintf(port, portlen, "%lu", v);
+	return 0;
+bad_port:
+	snprintf(err, errlen, "\"%s\": the port must be a number from 1 to 65535",
+		 hostport);
+	return -1;
+}
+
+int server_check_address(const char *hostport, char *err, size_t errlen)
+{
+	char host[256], port[8];
+
+	return split_address(hostport, host, sizeof(host), port, sizeof(port),
+			     err, errlen);
+}
+
+/*
+ * Resolves and binds hostport, listening, non-blocking.  With an empty
+ * host, IPv6 "::" takes IPv4 too; a name prefers its IPv4 address.
+ * Returns 0 with *fd, 2 when the address does not resolve, 1 when it
+ * cannot be bound.
+ */
+static int listen_on(const char *name, const char *hostport, int *fd,
+		     char *err, size_t errlen)
+{
+	struct addrinfo hints, *res = NULL, *ai;
+	char host[256], port[8], why[160] = "no usable address";
+	int pass, rc, one = 1, zero = 0;
+
+	if (split_address(hostport, host, sizeof(host), port, sizeof(port),
+			  why, sizeof(why))) {
+		snprintf(err, errlen, "%s: %s", name, why);
+		return 2;
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	rc = getaddrinfo(host[0] ? host : NULL, port, &hints, &res);
+	if (rc) {
+		snprintf(err, errlen, "%s: \"%s\": cannot resolve: %s", name,
+			 hostport, gai_strerror(rc));
+		return 2;
+	}
+	/* Pass 0 takes the preferred family, pass 1 the others. */
+	for (pass = 0; pass < 2; pass++) {
+		int want = host[0] ? AF_INET : AF_INET6;
+
+		for (ai = res; ai; ai = ai->ai_next) {
+			int s;
+
+			if ((ai->ai_family == want) != (pass == 0))
+				continue;
+			s = socket(ai->ai_family,
+				   ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+				   ai->ai_protocol);
+			if (s < 0) {
+				snprintf(why, sizeof(why), "%s", strerror(errno));
+				continue;
+			}
+			setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+			if (ai->ai_family == AF_INET6 && !host[0])
+				setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &zero,
+					   sizeof(zero));
+			if (bind(s, ai->ai_addr, ai->ai_addrlen) == 0 &&
+			    listen(s, SOMAXCONN) == 0) {
+				freeaddrinfo(res);
+				*fd = s;
+				return 0;
+			}
+			snprintf(why, sizeof(why), "%s", strerror(errno));
+			close(s);
+		}
+	}
+	freeaddrinfo(res);
+	snprintf(err, errlen, "%s: cannot listen on \"%s\": %s", name,
+		 hostport, why);
+	return 1;
+}
+
+/* --- small helpers ------------------------------------------------------- */
+
+static struct conn *conn_of(struct MHD_Connection *mc)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	if (!ci || !ci->socket_context ||
+	    ((uintptr_t)ci->socket_context & HOLD_TAG))
+		return NULL;
+	return ci->socket_context;
+}
+
+static void set_timeout(struct MHD_Connection *mc, unsigned seconds)
+{
+	MHD_set_connection_option(mc, MHD_CONNECTION_OPTION_TIMEOUT, seconds);
+}
+
+static enum route route_of(const char *url, bool tls)
+{
+	if (tls && (!strcmp(url, "/mutate") || !strcmp(url, "/webhook")))
+		return ROUTE_REVIEW;
+	if (!strcmp(url, "/healthz"))
+		return ROUTE_HEALTHZ;
+	if (!strcmp(url, "/readyz"))
+		return ROUTE_READYZ;
+	if (!tls && !strcmp(url, "/metrics"))
+		return ROUTE_METRICS;
+	return ROUTE_NONE;
+}
+
+static bool is_get(const char *method)
+{
+	return !strcmp(method, MHD_HTTP_METHOD_GET) ||
+	       !strcmp(method, MHD_HTTP_METHOD_HEAD);
+}
+
+/* The client's address as text, for the log. */
+static void remote_of(struct MHD_Connection *mc, char *out, size_t len)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+	snprintf(out, len, "?");
+	if (!sa)
+		return;
+	if (sa->sa_family == AF_INET)
+		inet_ntop(AF_INET,
+			  &((const struct sockaddr_in *)(const void *)sa)->sin_addr,
+			  out, (socklen_t)len);
+	else if (sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6,
+			  &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
+			  out, (socklen_t)len);
+}
+
+/* Logs a refused request at -v 1; the path is masked and cut. */
+static void log_refusal(struct MHD_Connection *mc, const char *method,
+			const char *url, unsigned status, const char *reason)
+{
+	char path[96], remote[64];
+
+	if (log_verbosity < 1)
+		return;
+	util_mask_cut(path, sizeof(path), url, strlen(url), 64);
+	remote_of(mc, remote, sizeof(remote));
+	log_fields(LOG_INFO, "request refused",
+		   (struct log_field[]){ LOG_STR("remote", remote),
+					 LOG_STR("method", method),
+					 LOG_STR("path", path),
+					 LOG_NUM("status", status),
+					 LOG_STR("reason", reason) },
+		   5);
+}
+
+static enum MHD_Result queue(struct MHD_Connection *mc, unsigned status,
+			     struct MHD_Response *r)
+{
+	set_timeout(mc, TIMEOUT_IDLE);
+	return MHD_queue_response(mc, status, r);
+}
+
+/*
+ * Whether the client certificate of mc verifies against the client CA,
+ * for a TLS client (extended key usage clientAuth when the certificate
+ * has one).  Logs why not at -v 1.
+ */
+static bool peer_verified(struct MHD_Connection *mc)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	gnutls_typed_vdata_st purpose = {
+		.type = GNUTLS_DT_KEY_PURPOSE_OID,
+		.data = (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT,
+		.size = 0,
+	};
+	gnutls_datum_t text = { NULL, 0 };
+	unsigned status = 0;
+	int rc;
+
+	if (!ci || !ci->tls_session)
+		return false;
+	rc = gnutls_certificate_verify_peers(ci->tls_session, &purpose, 1,
+					     &status);
+	if (rc == 0 && status == 0)
+		return true;
+	if (log_verbosity >= 1) {
+		char remote[64];
+
+		remote_of(mc, remote, sizeof(remote));
+		if (rc == 0)
+			gnutls_certificate_verification_status_print(
+				status, GNUTLS_CRT_X509, &text, 0);
+		log_fields(LOG_INFO, "client certificate refused",
+			   (struct log_field[]){
+				   LOG_STR("remote", remote),
+				   LOG_STR("reason", rc ? gnutls_strerror(rc) :
+						     text.data ? (const char *)text.data :
+						     "not trusted") },
+			   2);
+		gnutls_free(text.data);
+	}
+	return false;
+}
+
+/* --- request state ------------------------------------------------------- */
+
+/* Frees what the request in progress holds and leaves in flight. */
+static void request_end(struct server *s, struct conn *c)
+{
+	if (c->counted)
+		atomic_fetch_sub_explicit(&s->in_flight, 1,
+					  memory_order_relaxed);
+	free(c->body);
+	free(c->reply.body);
+	c->route = ROUTE_NONE;
+	c->counted = c->answered = c->too_big = c->oom = false;
+	c->expect = c->dropped = c->len = c->cap = 0;
+	c->body = NULL;
+	memset(&c->reply, 0, sizeof(c->reply));
+}
+
+/* Calls the handler on body[0..len); the body buffer is then freed. */
+static void answer(struct server *s, struct conn *c, const char *body,
+		   size_t len)
+{
+	memset(&c->reply, 0, sizeof(c->reply));
+	s->cfg.handle(s->cfg.arg, body, len, c->started, &c->reply);
+	c->answered = true;
+	free(c->body);
+	c->body = NULL;
+	c->len = c->cap = 0;
+}
+
+/* Parses a Content-Length value (digits only, overflow-checked). */
+static bool parse_length(const char *v, size_t *out)
+{
+	size_t n = 0;
+
+	if (!*v)
+		return false;
+	for (; *v; v++) {
+		if (*v < '0' || *v > '9')
+			return false;
+		if (n > (SIZE_MAX - 9) / 10)
+			return false;
+		n = n * 10 + (size_t)(*v - '0');
+	}
+	*out = n;
+	return true;
+}
+
+/*
+ * Takes n bytes of body.  A body that arrives whole in its first piece is
+ * answered from libmicrohttpd's buffer, without a copy; otherwise it is
+ * copied once into a buffer sized from the Content-Length.  Past the limit
+ * the bytes are dropped (too_big); past DISCARD_MAX more, the connection
+ * is closed (MHD_NO).
+ */
+static enum MHD_Result take_body(struct server *s, struct conn *c,
+				 const char *data, size_t n)
+{
+	size_t max = s->cfg.body_max;
+
+	if (c->too_big || c->oom || n > max - c->len) {
+		if (!c->oom)
+			c->too_big = true;
+		free(c->body);
+		c->body = NULL;
+		c->len = c->cap = 0;
+		c->dropped += n;
+		return c->dropped > DISCARD_MAX ? MHD_NO : MHD_YES;
+	}
+	if (!c->body && c->len == 0 && n == c->expect) {
+		answer(s, c, data, n);
+		return MHD_YES;
+	}
+	if (n > c->cap - c->len) {
+		/* The whole Content-Length at once; chunked bodies double. */
+		size_t want = c->expect != SIZE_MAX ? c->expect
+			      : c->cap > max / 2 ? max
+			      : c->cap * 2 > BODY_CHUNK ? c->cap * 2 : BODY_CHUNK;
+		char *grown;
+
+		if (want < c->len + n)
+			want = c->len + n;
+		if (want > max)
+			want = max;
+		grown = realloc(c->body, want);
+		if (!grown) {
+			c->oom = true;
+			return take_body(s, c, data, n);
+		}
+		c->body = grown;
+		c->cap = want;
+	}
+	memcpy(c->body + c->len, data, n);
+	c->len += n;
+	return MHD_YES;
+}
+
+/* Queues the handler's answer (taking its body) or a canned 500. */
+static enum MHD_Result queue_reply(struct server *s, struct conn *c,
+				   struct MHD_Connection *mc)
+{
+	struct MHD_Response *r;
+	enum MHD_Result rc;
+
+	if (!c->reply.body)
+		return queue(mc, MHD_HTTP_INTERNAL_SERVER_ERROR, s->r.internal);
+	r = MHD_create_response_from_buffer(c->reply.len, c->reply.body,
+					    MHD_RESPMEM_MUST_FREE);
+	if (!r)
+		return queue(mc, MHD_HTTP_INTERNAL_SERVER_ERROR, s->r.internal);
+	c->reply.body = NULL;
+	if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				    c->reply.content_type ? c->reply.content_type
+							  : CONTENT_TEXT) != MHD_YES ||
+	    (atomic_load(&s->draining) &&
+	     MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close") !=
+		     MHD_YES)) {
+		MHD_destroy_response(r);
+		return queue(mc, MHD_HTTP_INTERNAL_SERVER_ERROR, s->r.internal);
+	}
+	rc = queue(mc, c->reply.status ? c->reply.status : 500, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+/* --- the HTTPS daemon ---------------------------------------------------- */
+
+/*
+ * The first call of a request (its headers are in): starts its clock and
+ * its 10 s timeout, then checks the client certificate (with a client CA,
+ * except for probes), the path, the method and the Content-Length.  A
+ * refusal is queued at once (libmicrohttpd then closes the connection
+ * without reading the body).  Otherwise returns MHD_YES to read on; an
+ * admission request counts as in flight from here.
+ */
+static enum MHD_Result tls_begin(struct server *s, struct MHD_Connection *mc,
+				 struct conn *c, const char *url,
+				 const char *method)
+{
+	bool probe, get;
+	const char *te, *cl;
+	size_t length = 0;
+
+	c->route = route_of(url, true);
+	c->started = server_now_ns();
+	probe = c->route == ROUTE_HEALTHZ || c->route == ROUTE_READYZ;
+	get = is_get(method);
+	set_timeout(mc, TIMEOUT_ACTIVE);
+
+	if (s->client_ca && !(probe && get)) {
+		if (c->peer < 0)
+			c->peer = peer_verified(mc) ? 1 : 0;
+		if (!c->peer) {
+			const char *why = "no client certificate signed by the client CA";
+
+			if (c->route == ROUTE_REVIEW && s->cfg.refused)
+				s->cfg.refused(s->cfg.arg, MHD_HTTP_FORBIDDEN,
+					       why, c->started);
+			log_refusal(mc, method, url, MHD_HTTP_FORBIDDEN, why);
+			return queue(mc, MHD_HTTP_FORBIDDEN, s->r.forbidden);
+		}
+	}
+	if (c->route == ROUTE_NONE) {
+		log_refusal(mc, method, url, MHD_HTTP_NOT_FOUND, "unknown path");
+		return queue(mc, MHD_HTTP_NOT_FOUND, s->r.not_found);
+	}
+	if (probe && !get) {
+		log_refusal(mc, method, url, MHD_HTTP_METHOD_NOT_ALLOWED,
+			    "method not allowed");
+		return queue(mc, MHD_HTTP_METHOD_NOT_ALLOWED, s->r.get_only);
+	}
+	if (probe)
+		return MHD_YES;
+	if (strcmp(method, MHD_HTTP_METHOD_POST)) {
+		log_refusal(mc, method, url, MHD_HTTP_METHOD_NOT_ALLOWED,
+			    "method not allowed");
+		return queue(mc, MHD_HTTP_METHOD_NOT_ALLOWED, s->r.post_only);
+	}
+
+	c->counted = true;
+	atomic_fetch_add_explicit(&s->in_flight, 1, memory_order_relaxed);
+	te = MHD_lookup_connection_value(mc, MHD_HEADER_KIND,
+					 MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	cl = MHD_lookup_connection_value(mc, MHD_HEADER_KIND,
+					 MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (te && strcmp(te, "identity")) {
+		c->expect = SIZE_MAX;
+	} else if (cl) {
+		if (!parse_length(cl, &length) || length > s->cfg.body_max) {
+			if (s->cfg.refused)
+				s->cfg.refused(s->cfg.arg,
+					       MHD_HTTP_CONTENT_TOO_LARGE,
+					       s->too_large_text, c->started);
+			log_refusal(mc, method, url, MHD_HTTP_CONTENT_TOO_LARGE,
+				    s->too_large_text);
+			return queue(mc, MHD_HTTP_CONTENT_TOO_LARGE,
+				     s->r.too_large);
+		}
+		c->expect = length;
+	}
+	return MHD_YES;
+}
+
+/*
+ * The access handler of the HTTPS daemon: tls_begin() on the first call,
+ * take_body() on each piece of body, and the answer on the last call
+ * (no data).  The request state is the connection's struct conn.
+ */
+static enum MHD_Result on_tls_request(void *cls, struct MHD_Connection *mc,
+				      const char *url, const char *method,
+				      const char *version,
+				      const char *upload_data,
+				      size_t *upload_data_size, void **req_cls)
+{
+	struct server *s = cls;
+	struct conn *c = *req_cls;
+
+	(void)version;
+	if (!c) {
+		c = conn_of(mc);
+		if (!c)
+			return queue(mc, MHD_HTTP_SERVICE_UNAVAILABLE, s->r.busy);
+		*req_cls = c;
+		return tls_begin(s, mc, c, url, method);
+	}
+	if (*upload_data_size) {
+		size_t n = *upload_data_size;
+
+		*upload_data_size = 0;
+		if (c->route != ROUTE_REVIEW)
+			return MHD_YES; /* a probe with a body: ignored */
+		return take_body(s, c, upload_data, n);
+	}
+	switch (c->route) {
+	case ROUTE_HEALTHZ:
+		return queue(mc, MHD_HTTP_OK, s->r.ok);
+	case ROUTE_READYZ:
+		return atomic_load(&s->draining) ?
+		       queue(mc, MHD_HTTP_SERVICE_UNAVAILABLE, s->r.draining) :
+		       queue(mc, MHD_HTTP_OK, s->r.ok);
+	case ROUTE_REVIEW:
+		break;
+	default:
+		return MHD_NO;
+	}
+	if (c->too_big) {
+		if (s->cfg.refused)
+			s->cfg.refused(s->cfg.arg, MHD_HTTP_CONTENT_TOO_LARGE,
+				       s->too_large_text, c->started);
+		log_refusal(mc, method, url, MHD_HTTP_CONTENT_TOO_LARGE,
+			    s->too_large_text);
+		return queue(mc, MHD_HTTP_CONTENT_TOO_LARGE, s->r.too_large);
+	}
+	if (c->oom)
+		return queue(mc, MHD_HTTP_INTERNAL_SERVER_ERROR, s->r.internal);
+	if (!c->answered)
+		answer(s, c, c->body ? c->body : "", c->len);
+	return queue_reply(s, c, mc);
+}
+
+/* A request ended (answered, or its connection closed): resets its state. */
+static void on_completed(void *cls, struct MHD_Connection *mc, void **req_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct server *s = cls;
+	struct conn *c = *req_cls;
+
+	(void)mc;
+	if (!c)
+		return;
+	if (c->route == ROUTE_REVIEW && !c->answered && !c->too_big &&
+	    toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		log_detail("admission request abandoned before its answer (%d)",
+			   (int)toe);
+	request_end(s, c);
+	*req_cls = NULL;
+}
+
+/*
+ * A connection opened: its struct conn, and a hold on the current
+ * certificate pair (kept even when the struct cannot be allocated, so that
+ * its handshake never uses a freed pair).  A connection closed: both go.
+ */
+static void on_connection(void *cls, struct MHD_Connection *mc,
+			  void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct server *s = cls;
+	struct conn *c;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		void *hold = certs_hold(s->cfg.certs);
+
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			*socket_context = (void *)((uintptr_t)hold | HOLD_TAG);
+			return;
+		}
+		c->hold = hold;
+		c->peer = -1;
+		*socket_context = c;
+		set_timeout(mc, TIMEOUT_ACTIVE);
+		return;
+	}
+	if (!*socket_context)
+		return;
+	if ((uintptr_t)*socket_context & HOLD_TAG) {
+		certs_unhold(s->cfg.certs,
+			     (void *)((uintptr_t)*socket_context & ~HOLD_TAG));
+	} else {
+		c = *socket_context;
+		request_end(s, c);
+		certs_unhold(s->cfg.certs, c->hold);
+		free(c);
+	}
+	*socket_context = NULL;
+}
+
+/* --- the plain HTTP daemon ----------------------------------------------- */
+
+/*
+ * The access handler of the metrics daemon: the path and method are
+ * checked on the first call, the answer is given on the last one; a body
+ * is read and ignored.
+ */
+static enum MHD_Result on_plain_request(void *cls, struct MHD_Connection *mc,
+					const char *url, const char *method,
+					const char *version,
+					const char *upload_data,
+					size_t *upload_data_size, void **req_cls)
+{
+	static char started; /* marks the first call as done */
+	struct server *s = cls;
+	enum route route = route_of(url, false);
+	struct buf page = BUF_INIT;
+	struct MHD_Response *r;
+	enum MHD_Result rc;
+	char *text;
+	size_t len;
+
+	(void)version;
+	(void)upload_data;
+	if (!*req_cls) {
+		*req_cls = &started;
+		if (route == ROUTE_NONE) {
+			log_refusal(mc, method, url, MHD_HTTP_NOT_FOUND,
+				    "unknown path");
+			return MHD_queue_response(mc, MHD_HTTP_NOT_FOUND,
+						  s->r.not_found);
+		}
+		if (!is_get(method)) {
+			log_refusal(mc, method, url,
+				    MHD_HTTP_METHOD_NOT_ALLOWED,
+				    "method not allowed");
+			return MHD_queue_response(mc, MHD_HTTP_METHOD_NOT_ALLOWED,
+						  s->r.get_only);
+		}
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (route == ROUTE_HEALTHZ)
+		return MHD_queue_response(mc, MHD_HTTP_OK, s->r.ok);
+	if (route == ROUTE_READYZ)
+		return atomic_load(&s->draining) ?
+		       MHD_queue_response(mc, MHD_HTTP_SERVICE_UNAVAILABLE,
+					  s->r.draining) :
+		       MHD_queue_response(mc, MHD_HTTP_OK, s->r.ok);
+	if (s->cfg.metrics(s->cfg.arg, s, &page)) {
+		buf_release(&page);
+		return MHD_queue_response(mc, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					  s->r.internal);
+	}
+	text = buf_detach(&page, &len);
+	r = text ? MHD_create_response_from_buffer(len, text,
+						   MHD_RESPMEM_MUST_FREE)
+		 : NULL;
+	if (!r) {
+		free(text);
+		return MHD_queue_response(mc, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					  s->r.internal);
+	}
+	if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				    CONTENT_METRICS) != MHD_YES) {
+		MHD_destroy_response(r);
+		return MHD_queue_response(mc, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					  s->r.internal);
+	}
+	rc = MHD_queue_response(mc, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+/* --- life cycle ---------------------------------------------------------- */
+
+/* libmicrohttpd's own messages (with -v 2): one log line each. */
+__attribute__((format(printf, 2, 0)))
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+	size_t n;
+
+	(void)cls;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+		msg[--n] = '\0';
+	log_fields(LOG_DEBUG, msg, NULL, 0);
+}
+
+/* A persistent text answer with its Content-Type (and Allow), or NULL. */
+static struct MHD_Response *canned(const char *text, const char *allow)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(
+		strlen(text), (void *)(uintptr_t)text, MHD_RESPMEM_PERSISTENT);
+
+	if (!r)
+		return NULL;
+	if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				    CONTENT_TEXT) != MHD_YES ||
+	    (allow && MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW,
+					      allow) != MHD_YES)) {
+		MHD_destroy_response(r);
+		return NULL;
+	}
+	return r;
+}
+
+static void canned_release(struct canned *r)
+{
+	struct MHD_Response **all[] = {
+		&r->ok, &r->draining, &r->not_found, &r->post_only, &r->get_only,
+		&r->forbidden, &r->too_large, &r->internal, &r->busy,
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		if (*all[i])
+			MHD_destroy_response(*all[i]);
+		*all[i] = NULL;
+	}
+}
+
+/* Makes the canned answers.  Returns 0, or -1 out of memory. */
+static int canned_init(struct server *s)
+{
+	struct canned *r = &s->r;
+
+	snprintf(s->too_large_text, sizeof(s->too_large_text),
+		 "request body larger than %zu bytes\n", s->cfg.body_max);
+	r->ok = canned("ok\n", NULL);
+	r->draining = canned("draining\n", NULL);
+	r->not_found = canned("not found\n", NULL);
+	r->post_only = canned("method not allowed: use POST\n", "POST");
+	r->get_only = canned("method not allowed: use GET\n", "GET, HEAD");
+	r->forbidden = canned("forbidden: a client certificate signed by the "
+			      "client CA is required\n", NULL);
+	r->too_large = canned(s->too_large_text, NULL);
+	r->internal = canned("internal error\n", NULL);
+	r->busy = canned("server busy\n", NULL);
+	/* The reason given to the refused hook has no newline. */
+	s->too_large_text[strcspn(s->too_large_text, "\n")] = '\0';
+	if (!r->ok || !r->draining || !r->not_found || !r->post_only ||
+	    !r->get_only || !r->forbidden || !r->too_large || !r->internal ||
+	    !r->busy)
+		return -1;
+	return 0;
+}
+
+/*
+ * Reads the client CA file into s->client_ca and checks that it holds at
+ * least one certificate.  Returns 0, or -1 with a message.
+ */
+static int load_client_ca(struct server *s, const char *name,
+			  const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	gnutls_x509_crt_t *list = NULL;
+	unsigned n = 0, i;
+	gnutls_datum_t d;
+	size_t len = 0, cap = 0;
+	char *data = NULL, *grown;
+	int rc;
+
+	if (!f) {
+		snprintf(err, errlen, "%s: cannot read %s: %s", name,
+			 path, strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		size_t got;
+
+		if (cap - len < 2) {
+			if (cap >= (4u << 20)) {
+				snprintf(err, errlen, "%s: %s is too large",
+					 name, path);
+				goto fail;
+			}
+			grown = realloc(data, cap ? cap * 2 : 8192);
+			if (!grown) {
+				snprintf(err, errlen, "out of memory");
+				goto fail;
+			}
+			data = grown;
+			cap = cap ? cap * 2 : 8192;
+		}
+		got = fread(data + len, 1, cap - len - 1, f);
+		len += got;
+		if (!got)
+			break;
+	}
+	if (ferror(f)) {
+		snprintf(err, errlen, "%s: cannot read %s", name, path);
+		goto fail;
+	}
+	data[len] = '\0';
+	d.data = (unsigned char *)data;
+	d.size = (unsigned)len;
+	rc = gnutls_x509_crt_list_import2(&list, &n, &d, GNUTLS_X509_FMT_PEM,
+					  0);
+	if (rc < 0 || n == 0) {
+		snprintf(err, errlen, "%s: %s holds no PEM certificate%s%s",
+			 name, path, rc < 0 ? ": " : "",
+			 rc < 0 ? gnutls_strerror(rc) : "");
+		goto fail;
+	}
+	for (i = 0; i < n; i++)
+		gnutls_x509_crt_deinit(list[i]);
+	gnutls_free(list);
+	fclose(f);
+	s->client_ca = data;
+	return 0;
+fail:
+	free(data);
+	fclose(f);
+	return -1;
+}
+
+/* The connection cap: CONN_LIMIT, or less when file descriptors are few. */
+static unsigned connection_limit(void)
+{
+	struct rlimit rl;
+	rlim_t want = CONN_LIMIT + METRICS_CONN_LIMIT + 64;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 256;
+	if (rl.rlim_cur < want && rl.rlim_max != rl.rlim_cur) {
+		rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur >= want)
+		return CONN_LIMIT;
+	if (rl.rlim_cur < 128 + 64)
+		return 64;
+	return (unsigned)(rl.rlim_cur - METRICS_CONN_LIMIT - 64);
+}
+
+/*
+ * Worker threads: wanted, or one per CPU this process may run on (a
+ * pinned process or a cpuset gets no idle workers), at most THREADS_MAX.
+ */
+static unsigned thread_count(unsigned wanted)
+{
+	cpu_set_t set;
+	long n;
+
+	if (wanted)
+		return wanted > THREADS_MAX ? THREADS_MAX : wanted;
+	n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
+		: sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1)
+		return 1;
+	return n > (long)THREADS_MAX ? THREADS_MAX : (unsigned)n;
+}
+
+int server_start(const struct server_config *cfg, struct server **out,
+		 char *err, size_t errlen)
+{
+	/* Typed here: libmicrohttpd takes them through "...". */
+	MHD_AccessHandlerCallback tls_handler = on_tls_request;
+	MHD_AccessHandlerCallback plain_handler = on_plain_request;
+	MHD_RequestCompletedCallback completed = on_completed;
+	MHD_NotifyConnectionCallback connection = on_connection;
+	MHD_LogCallback logger = mhd_log;
+	gnutls_certificate_retrieve_function2 *retrieve = certs_retrieve;
+	struct server *s = calloc(1, sizeof(*s));
+	/* ITC wakes the workers at the stop: after server_drain() their
+	 * listen socket no longer does. */
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+			 MHD_USE_ITC;
+	unsigned limit = connection_limit();
+	int tls_fd = -1, plain_fd = -1, rc;
+
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return 1;
+	}
+	s->cfg = *cfg;
+	s->tls_fd = -1;
+	atomic_init(&s->in_flight, 0);
+	atomic_init(&s->draining, false);
+	if (log_verbosity >= 2)
+		flags |= MHD_USE_ERROR_LOG;
+	if (canned_init(s)) {
+		snprintf(err, errlen, "out of memory");
+		rc = 1;
+		goto fail;
+	}
+	if (cfg->client_ca_file &&
+	    load_client_ca(s, cfg->client_ca_name, cfg->client_ca_file, err,
+			   errlen)) {
+		rc = 2;
+		goto fail;
+	}
+	rc = listen_on(cfg->listen_name, cfg->listen, &tls_fd, err, errlen);
+	if (rc)
+		goto fail;
+	if (cfg->metrics_listen && cfg->metrics_listen[0]) {
+		rc = listen_on(cfg->metrics_listen_name, cfg->metrics_listen,
+			       &plain_fd, err, errlen);
+		if (rc)
+			goto fail;
+	}
+
+	certs_serve(cfg->certs);
+	s->tls = MHD_start_daemon(
+		flags | MHD_USE_TLS, 0, NULL, NULL, tls_handler, s,
+		MHD_OPTION_EXTERNAL_LOGGER, logger, s,
+		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)tls_fd,
+		MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES,
+		MHD_OPTION_HTTPS_CERT_CALLBACK, retrieve,
+		MHD_OPTION_HTTPS_MEM_TRUST, (const char *)s->client_ca,
+		MHD_OPTION_CONNECTION_LIMIT, limit,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, limit - limit / 4,
+		MHD_OPTION_CONNECTION_TIMEOUT, TIMEOUT_IDLE,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY,
+		MHD_OPTION_NOTIFY_CONNECTION, connection, s,
+		MHD_OPTION_NOTIFY_COMPLETED, completed, s,
+		MHD_OPTION_THREAD_POOL_SIZE, thread_count(cfg->threads),
+		MHD_OPTION_END);
+	if (!s->tls) {
+		/* libmicrohttpd closed or owns tls_fd now. */
+		tls_fd = -1;
+		snprintf(err, errlen, "%s: cannot start the HTTPS server on \"%s\"",
+			 cfg->listen_name, cfg->listen);
+		rc = 1;
+		goto fail;
+	}
+	s->tls_fd = tls_fd;
+	tls_fd = -1;
+	if (plain_fd >= 0) {
+		s->plain = MHD_start_daemon(
+			flags, 0, NULL, NULL, plain_handler, s,
+			MHD_OPTION_EXTERNAL_LOGGER, logger, s,
+			MHD_OPTION_LISTEN_SOCKET, (MHD_socket)plain_fd,
+			MHD_OPTION_CONNECTION_LIMIT, METRICS_CONN_LIMIT,
+			MHD_OPTION_CONNECTION_TIMEOUT, METRICS_TIMEOUT,
+			MHD_OPTION_END);
+		plain_fd = -1;
+		if (!s->plain) {
+			snprintf(err, errlen,
+				 "%s: cannot start the metrics server on \"%s\"",
+				 cfg->metrics_listen_name, cfg->metrics_listen);
+			rc = 1;
+			goto fail;
+		}
+	}
+	*out = s;
+	return 0;
+fail:
+	if (tls_fd >= 0)
+		close(tls_fd);
+	if (plain_fd >= 0)
+		close(plain_fd);
+	server_stop(s);
+	return rc;
+}
+
+/*
+ * Stops accepting without MHD_quiesce_daemon(): in libmicrohttpd 0.9.75,
+ * with a thread pool and epoll, it races with the workers removing the
+ * listen socket from their epoll sets themselves, and aborts when they win.
+ * Instead a listening AF_UNIX socket, which never becomes ready, takes the
+ * place of the listener under the same descriptor number (dup2): the TCP
+ * socket closes (new connections are refused), it leaves every epoll set
+ * with it, and libmicrohttpd keeps a valid descriptor to close at the end.
+ */
+void server_drain(struct server *s)
+{
+	struct sockaddr_un sa;
+	int dummy;
+
+	if (atomic_exchange(&s->draining, true))
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	dummy = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	/* Binding just the family gives it a unique abstract name. */
+	if (dummy < 0 ||
+	    bind(dummy, (struct sockaddr *)&sa, sizeof(sa.sun_family)) ||
+	    listen(dummy, 1) || dup2(dummy, s->tls_fd) < 0)
+		log_warn("cannot close the HTTPS listener (%s); it keeps accepting while draining",
+			 strerror(errno));
+	if (dummy >= 0)
+		close(dummy);
+}
+
+long server_in_flight(struct server *s)
+{
+	return atomic_load_explicit(&s->in_flight, memory_order_relaxed);
+}
+
+void server_stop(struct server *s)
+{
+	if (!s)
+		return;
+	if (s->tls)
+		MHD_stop_daemon(s->tls);
+	if (s->plain)
+		MHD_stop_daemon(s->plain);
+	canned_release(&s->r);
+	free(s->client_ca);
+	free(s);
+}

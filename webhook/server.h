@@ -1,0 +1,113 @@
+/*
+ * server.h - the HTTP side of `serve`, on libmicrohttpd.
+ *
+ * Two listeners:
+ * - HTTPS (TLS 1.2 and 1.3 only): POST /mutate and POST /webhook go to the
+ *   handler; GET /healthz and GET /readyz answer probes.  The certificate
+ *   comes from a struct certs for each handshake, so a rotated pair serves
+ *   new connections at once.  With a client CA, every request except the
+ *   probes needs a client certificate that verifies against it (403).
+ * - plain HTTP, optional: GET /metrics, /healthz and /readyz.
+ *
+ * A body is taken whole or not at all: past body_max the answer is 413,
+ * from the Content-Length before any byte is read, or (chunked) once the
+ * count passes the limit.  The handler sees each body once, borrowed,
+ * straight from libmicrohttpd's buffer when it arrived in one piece.
+ *
+ * Connections: a worker thread per CPU (at most 8) with epoll; a cap on
+ * connections, and on connections per client address; an inactivity
+ * timeout of 10 s inside a handshake or a request, and of 120 s between
+ * requests (longer than the API server's 90 s idle timeout, so the client
+ * closes idle connections first).
+ *
+ * The server knows nothing of Kubernetes.
+ */
+#ifndef SERVER_H
+#define SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util.h"
+
+struct certs;
+struct server;
+
+/* The answer to one body. */
+struct server_reply {
+	unsigned status;
+	const char *content_type; /* static */
+	char *body;               /* malloc'd; the server takes it */
+	size_t len;
+};
+
+/*
+ * Answers the body[0..len) (borrowed for the call) of one admission
+ * request whose headers arrived at started_ns (server_now_ns()).  Fills
+ * *reply; a NULL body becomes a 500.  Called from the worker threads, on
+ * several at once.
+ */
+typedef void server_handle_fn(void *arg, const char *body, size_t len,
+			      uint64_t started_ns, struct server_reply *reply);
+
+/*
+ * Told of an admission request refused before the handler: 413 (body too
+ * large) or 403 (client certificate).  reason is one line.
+ */
+typedef void server_refused_fn(void *arg, unsigned status, const char *reason,
+			       uint64_t started_ns);
+
+/* Appends the /metrics page to out; returns 0, or -1 out of memory. */
+typedef int server_metrics_fn(void *arg, struct server *s, struct buf *out);
+
+struct server_config {
+	const char *listen;         /* HOST:PORT for HTTPS */
+	const char *metrics_listen; /* HOST:PORT for HTTP; NULL or "": none */
+	struct certs *certs;        /* the serving pair; outlives the server */
+	const char *client_ca_file; /* NULL: no client certificates */
+	/* How messages name the three settings above ("--listen"...). */
+	const char *listen_name;
+	const char *metrics_listen_name;
+	const char *client_ca_name;
+	size_t body_max;            /* larger bodies get 413 */
+	unsigned threads;           /* 0: one per CPU, at most 8 */
+	server_handle_fn *handle;
+	server_refused_fn *refused; /* may be NULL */
+	server_metrics_fn *metrics;
+	void *arg;                  /* first argument of the three */
+};
+
+/* Nanoseconds on the monotonic clock. */
+uint64_t server_now_ns(void);
+
+/*
+ * Checks the form of a listen address: HOST:PORT, where HOST is a name,
+ * an IPv4 address, [an IPv6 address] or empty (every address), and PORT
+ * is 1..65535.  Returns 0, or -1 with a message in err[0..errlen).
+ */
+int server_check_address(const char *hostport, char *err, size_t errlen);
+
+/*
+ * Binds both listeners and starts serving.  Returns 0 with *out set; 2 for
+ * a configuration error (an address that does not resolve, an unreadable
+ * or empty client CA file); 1 when the server could not start (address in
+ * use, ...).  The message, naming the setting, is in err.
+ */
+int server_start(const struct server_config *cfg, struct server **out,
+		 char *err, size_t errlen) __attribute__((warn_unused_result));
+
+/*
+ * Starts draining: /readyz answers 503, the HTTPS listener stops
+ * accepting (its socket is closed), answers carry "Connection: close".
+ * Requests in progress go on.
+ */
+void server_drain(struct server *s);
+
+/* Admission requests between their headers and their completion. */
+long server_in_flight(struct server *s);
+
+/* Closes every connection, stops both listeners and frees s (NULL ok). */
+void server_stop(struct server *s);
+
+#endif /* SERVER_H */
