@@ -40,6 +40,102 @@ static const char *const env_names[ENV_NVARS] = {
 	"NVIDIA_VISIBLE_DEVICES",
 };
 
+/*
+ * What the policy reads (policy.h).  Resource maps are kept whole, because
+ * the family names come from the config.  An env entry keeps name and
+ * value, and an empty stub of any other member, because an entry is "ours"
+ * only when it has no other member that is not null.
+ */
+static const struct pick_field env_entry_fields[] = {
+	PICK_FIELD("name", &pick_all),
+	PICK_FIELD("value", &pick_all),
+	PICK_END,
+};
+static const struct pick_rule env_entry_rule = {
+	PICK_OBJECT, env_entry_fields, &pick_stub, NULL
+};
+static const struct pick_rule env_rule = {
+	PICK_ARRAY, NULL, NULL, &env_entry_rule
+};
+static const struct pick_field resources_fields[] = {
+	PICK_FIELD("limits", &pick_all),
+	PICK_FIELD("requests", &pick_all),
+	PICK_END,
+};
+static const struct pick_rule resources_rule = {
+	PICK_OBJECT, resources_fields, NULL, NULL
+};
+static const struct pick_field security_fields[] = {
+	PICK_FIELD("privileged", &pick_all),
+	PICK_END,
+};
+static const struct pick_rule security_rule = {
+	PICK_OBJECT, security_fields, NULL, NULL
+};
+static const struct pick_field container_fields[] = {
+	PICK_FIELD("name", &pick_all),
+	PICK_FIELD("resources", &resources_rule),
+	PICK_FIELD("env", &env_rule),
+	PICK_FIELD("securityContext", &security_rule),
+	PICK_END,
+};
+static const struct pick_rule container_rule = {
+	PICK_OBJECT, container_fields, NULL, NULL
+};
+static const struct pick_rule containers_rule = {
+	PICK_ARRAY, NULL, NULL, &container_rule
+};
+static const struct pick_field toleration_fields[] = {
+	PICK_FIELD("key", &pick_all),
+	PICK_FIELD("operator", &pick_all),
+	PICK_FIELD("value", &pick_all),
+	PICK_FIELD("effect", &pick_all),
+	PICK_END,
+};
+static const struct pick_rule toleration_rule = {
+	PICK_OBJECT, toleration_fields, NULL, NULL
+};
+static const struct pick_rule tolerations_rule = {
+	PICK_ARRAY, NULL, NULL, &toleration_rule
+};
+static const struct pick_field spec_fields[] = {
+	PICK_FIELD("schedulerName", &pick_all),
+	PICK_FIELD("nodeName", &pick_all),
+	PICK_FIELD("runtimeClassName", &pick_all),
+	PICK_FIELD("tolerations", &tolerations_rule),
+	PICK_FIELD("initContainers", &containers_rule),
+	PICK_FIELD("containers", &containers_rule),
+	PICK_END,
+};
+static const struct pick_rule spec_rule = {
+	PICK_OBJECT, spec_fields, NULL, NULL
+};
+static const struct pick_field annotations_fields[] = {
+	PICK_FIELD(ANNOTATION_NODE_POLICY, &pick_all),
+	PICK_FIELD(ANNOTATION_GPU_POLICY, &pick_all),
+	PICK_END,
+};
+static const struct pick_rule annotations_rule = {
+	PICK_OBJECT, annotations_fields, NULL, NULL
+};
+static const struct pick_field metadata_fields[] = {
+	PICK_FIELD("name", &pick_all),
+	PICK_FIELD("generateName", &pick_all),
+	PICK_FIELD("annotations", &annotations_rule),
+	PICK_END,
+};
+static const struct pick_rule metadata_rule = {
+	PICK_OBJECT, metadata_fields, NULL, NULL
+};
+static const struct pick_field pod_fields[] = {
+	PICK_FIELD("metadata", &metadata_rule),
+	PICK_FIELD("spec", &spec_rule),
+	PICK_END,
+};
+const struct pick_rule policy_pod_rule = {
+	PICK_OBJECT, pod_fields, NULL, NULL
+};
+
 /* One family's entries in one container. */
 struct slot {
 	struct vgpu_pair limits[VGPU_NRESOURCES];

@@ -41,6 +41,40 @@ void review_answer_release(struct review_answer *ans)
 	ans->body_len = 0;
 }
 
+/*
+ * What review_handlen() decodes of a body (pick.h): the envelope fields it
+ * reads, and of the object what the policy reads.
+ */
+static const struct pick_field kind_fields[] = {
+	PICK_FIELD("group", &pick_all),
+	PICK_FIELD("kind", &pick_all),
+	PICK_END,
+};
+static const struct pick_rule kind_rule = {
+	PICK_OBJECT, kind_fields, NULL, NULL
+};
+static const struct pick_field request_fields[] = {
+	PICK_FIELD("uid", &pick_all),
+	PICK_FIELD("kind", &kind_rule),
+	PICK_FIELD("subResource", &pick_all),
+	PICK_FIELD("operation", &pick_all),
+	PICK_FIELD("namespace", &pick_all),
+	PICK_FIELD("object", &policy_pod_rule),
+	PICK_END,
+};
+static const struct pick_rule request_rule = {
+	PICK_OBJECT, request_fields, NULL, NULL
+};
+static const struct pick_field review_fields[] = {
+	PICK_FIELD("apiVersion", &pick_all),
+	PICK_FIELD("kind", &pick_all),
+	PICK_FIELD("request", &request_rule),
+	PICK_END,
+};
+static const struct pick_rule review_rule = {
+	PICK_OBJECT, review_fields, NULL, NULL
+};
+
 /* Sets a text answer (400 or 500): one line, masked.  Returns -1. */
 static int text_answer(struct review_answer *ans, int status,
 		       const char *reason)
@@ -145,30 +179,36 @@ fail:
 int review_handlen(const struct config *cfg, const char *body, size_t len,
 		   struct review_answer *ans)
 {
+	struct pick_error perr;
+	char reason[320];
+	json_t *root;
+	int rc;
+
+	root = pick_loadb(body, len, &review_rule, &perr);
+	if (!root && perr.status == PICK_NOMEM)
+		return text_answer(ans, 500, "internal error: out of memory");
+	if (!root) {
+		snprintf(reason, sizeof(reason),
+			 "request body is not JSON: %s (line %d, column %d)",
+			 perr.text, perr.line, perr.column);
+		return text_answer(ans, 400, reason);
+	}
+	rc = review_handle_json(cfg, root, ans);
+	json_decref(root);
+	return rc;
+}
+
+int review_handle_json(const struct config *cfg, const json_t *root,
+		       struct review_answer *ans)
+{
 	struct decision d;
 	bool decided = false;
-	json_error_t jerr;
-	json_t *root, *request, *object, *meta, *out = NULL;
+	json_t *request, *object, *meta, *out = NULL;
 	const char *api, *bad = NULL;
 	json_t *uid;
 	char reason[320];
 	int rc = -1;
 
-	/* jansson keeps its error code in the last byte of the text, which
-	 * it leaves unset when its lexer cannot even start. */
-	memset(&jerr, 0, sizeof(jerr));
-	root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
-			  &jerr);
-	/* jansson leaves the text empty when its lexer cannot allocate. */
-	if (!root && (json_error_code(&jerr) == json_error_out_of_memory ||
-		      !jerr.text[0]))
-		return text_answer(ans, 500, "internal error: out of memory");
-	if (!root) {
-		snprintf(reason, sizeof(reason),
-			 "request body is not JSON: %s (line %d, column %d)",
-			 jerr.text, jerr.line, jerr.column);
-		return text_answer(ans, 400, reason);
-	}
 	api = is_string(json_object_get(root, "apiVersion"),
 			"admission.k8s.io/v1") ? "admission.k8s.io/v1" :
 	      is_string(json_object_get(root, "apiVersion"),
@@ -245,6 +285,5 @@ out:
 	if (decided)
 		decision_release(&d);
 	json_decref(out);
-	json_decref(root);
 	return rc;
 }

@@ -1,0 +1,438 @@
+/*
+ * test_pick.c - the selective JSON decoder: the same verdict and values as
+ * jansson, the schema's pruning, and the same answers as a full decode on
+ * every recorded review.
+ */
+#include <dirent.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+#include "pick.h"
+#include "review.h"
+
+#define FLAGS (JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL)
+
+struct doc {
+	const char *text;
+	size_t len; /* 0: strlen(text) */
+	bool valid;
+};
+
+#define DOC(t, v) { (t), sizeof(t) - 1, (v) }
+
+static const struct doc docs[] = {
+	DOC("{}", true),
+	DOC("[]", true),
+	DOC(" \t\r\n{ \"a\" : [ ] } \n", true),
+	DOC("{\"a\":1,\"b\":{\"c\":[true,false,null]}}", true),
+	DOC("[0,-0,1,-1,0.5,-1.5e+3,1E-2,0e0,10e1]", true),
+	DOC("[9223372036854775807,-9223372036854775808]", true),
+	DOC("[1e308,1e-400,-1e-400]", true),
+	DOC("[\"\\u00e9\\ud83d\\ude00\\\"\\\\\\/\\b\\f\\n\\r\\t\"]", true),
+	DOC("[\"\\uFFFF\\uabcd\"]", true),
+	DOC("{\"a\":\"x\\u0000y\"}", true),
+	DOC("{\"\\u0061\":1,\"b\":2}", true),
+	DOC("[\"\xc3\xa9\xf0\x9f\x98\x80\xef\xbf\xbf\x7f\"]", true),
+	DOC("{\"\":\"\"}", true),
+	DOC("", false),
+	DOC("   ", false),
+	DOC("1", false),
+	DOC("\"a\"", false),
+	DOC("null", false),
+	DOC("\xef\xbb\xbf{}", false),
+	DOC("{\"a\":1}x", false),
+	DOC("{\"a\":1}{}", false),
+	DOC("{\"a\":1,}", false),
+	DOC("[1,]", false),
+	DOC("[,1]", false),
+	DOC("{\"a\"}", false),
+	DOC("{\"a\":}", false),
+	DOC("{\"a\" 1}", false),
+	DOC("{a:1}", false),
+	DOC("{'a':1}", false),
+	DOC("[1 2]", false),
+	DOC("[01]", false),
+	DOC("[-]", false),
+	DOC("[-a]", false),
+	DOC("[1.]", false),
+	DOC("[.5]", false),
+	DOC("[1e]", false),
+	DOC("[1e+]", false),
+	DOC("[+1]", false),
+	DOC("[0x10]", false),
+	DOC("[9223372036854775808]", false),
+	DOC("[-9223372036854775809]", false),
+	DOC("[12345678901234567890]", false),
+	DOC("[1e309]", false),
+	DOC("[-1e309]", false),
+	DOC("[tru]", false),
+	DOC("[truex]", false),
+	DOC("[True]", false),
+	DOC("[nan]", false),
+	DOC("[\"\\x\"]", false),
+	DOC("[\"\\u12\"]", false),
+	DOC("[\"\\u12g4\"]", false),
+	DOC("[\"\\ud800\"]", false),
+	DOC("[\"\\udc00\"]", false),
+	DOC("[\"\\ud800\\u0041\"]", false),
+	DOC("[\"\\ud800\\n\"]", false),
+	DOC("[\"a\nb\"]", false),
+	DOC("[\"a\x01\"]", false),
+	DOC("[\"a\0b\"]", false),
+	DOC("{\"a\\u0000\":1}", false),
+	DOC("{\"a\":1,\"a\":2}", false),
+	DOC("{\"a\":1,\"\\u0061\":2}", false),
+	DOC("{\"x\":{\"a\":1,\"b\":{\"a\":1},\"a\":2}}", false),
+	DOC("[\"\xc0\xaf\"]", false),
+	DOC("[\"\xe0\x80\xaf\"]", false),
+	DOC("[\"\xed\xa0\x80\"]", false),
+	DOC("[\"\xf4\x90\x80\x80\"]", false),
+	DOC("[\"\xf5\x80\x80\x80\"]", false),
+	DOC("[\"\xe2\x82\"]", false),
+	DOC("[\"\x80\"]", false),
+	DOC("[\"\xff\"]", false),
+	DOC("[\xc3\xa9]", false),
+	DOC("[\"a\"", false),
+	DOC("{\"a\":1", false),
+	DOC("{\"a", false),
+	DOC("[\"a\\", false),
+	DOC("{} \0", false),
+};
+
+/* Decodes text both ways and holds pick_loadb() to jansson's verdict. */
+static void check_doc(const char *text, size_t len, bool valid)
+{
+	struct pick_error perr;
+	json_t *full = json_loadb(text, len, FLAGS, NULL);
+	json_t *picked = pick_loadb(text, len, &pick_all, &perr);
+
+	if (!!full != valid || !!picked != valid)
+		fail_msg("%.60s: expected %s, jansson %s, pick %s (%s)", text,
+			 valid ? "valid" : "invalid",
+			 full ? "valid" : "invalid",
+			 picked ? "valid" : "invalid", perr.text);
+	if (valid)
+		assert_true(json_equal(full, picked));
+	else
+		assert_int_equal(perr.status, PICK_INVALID);
+	json_decref(full);
+	json_decref(picked);
+}
+
+static void test_pick__same_verdict_as_jansson(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
+		check_doc(docs[i].text, docs[i].len, docs[i].valid);
+}
+
+/* n arrays, one in the other, around inner ("" for none). */
+static char *nested(size_t n, const char *inner)
+{
+	size_t k = strlen(inner);
+	char *s = malloc(2 * n + k + 1);
+
+	assert_non_null(s);
+	memset(s, '[', n);
+	memcpy(s + n, inner, k);
+	memset(s + n + k, ']', n);
+	s[2 * n + k] = '\0';
+	return s;
+}
+
+/* jansson counts every value, scalars included, up to 2048. */
+static void test_pick__depth_as_jansson(void **state)
+{
+	static const struct {
+		size_t n;
+		const char *inner;
+		bool valid;
+	} cases[] = {
+		{ JSON_PARSER_MAX_DEPTH, "", true },
+		{ JSON_PARSER_MAX_DEPTH + 1, "", false },
+		{ JSON_PARSER_MAX_DEPTH - 1, "1", true },
+		{ JSON_PARSER_MAX_DEPTH, "1", false },
+		{ JSON_PARSER_MAX_DEPTH - 1, "{}", true },
+		{ JSON_PARSER_MAX_DEPTH - 1, "{\"a\":1}", false },
+		{ 100000, "", false },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *s = nested(cases[i].n, cases[i].inner);
+
+		check_doc(s, strlen(s), cases[i].valid);
+		free(s);
+	}
+}
+
+/* An object of n keys "k0".."k<n-1>", then extra (a member or ""). */
+static char *wide_object(size_t n, const char *extra)
+{
+	struct buf b = BUF_INIT;
+	size_t i;
+
+	buf_add(&b, "{");
+	for (i = 0; i < n; i++)
+		buf_addf(&b, "%s\"k%zu\":%zu", i ? "," : "", i, i);
+	buf_add(&b, extra);
+	buf_add(&b, "}");
+	assert_false(buf_failed(&b));
+	return buf_detach(&b, NULL);
+}
+
+/* Duplicates are found in small and large objects, escaped or not. */
+static void test_pick__duplicates_in_large_objects(void **state)
+{
+	static const struct {
+		size_t n;
+		const char *extra;
+		bool valid;
+	} cases[] = {
+		{ 23, "", true },
+		{ 23, ",\"k0\":1", false },
+		{ 24, ",\"k23\":1", false },
+		{ 25, ",\"k24\":1", false },
+		{ 1000, "", true },
+		{ 1000, ",\"k999\":1", false },
+		{ 1000, ",\"\\u006b0\":1", false },
+		{ 1000, ",\"k1000\":1", true },
+		{ 5000, ",\"k4321\":[]", false },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *s = wide_object(cases[i].n, cases[i].extra);
+
+		check_doc(s, strlen(s), cases[i].valid);
+		free(s);
+	}
+}
+
+static json_t *load(const char *text)
+{
+	json_t *v = json_loads(text, FLAGS, NULL);
+
+	assert_non_null(v);
+	return v;
+}
+
+/* Decodes text under rule and compares with the JSON text want. */
+static void check_pruned(const char *text, const struct pick_rule *rule,
+			 const char *want)
+{
+	struct pick_error perr;
+	json_t *got = pick_loadb(text, strlen(text), rule, &perr);
+	json_t *expected = load(want);
+
+	assert_non_null(got);
+	if (!json_equal(got, expected)) {
+		char *dump = json_dumps(got, JSON_COMPACT);
+
+		fail_msg("%s: got %s, want %s", text, dump, want);
+	}
+	json_decref(got);
+	json_decref(expected);
+}
+
+static const struct pick_field inner_fields[] = {
+	PICK_FIELD("c", &pick_all),
+	PICK_END,
+};
+static const struct pick_rule inner_rule = {
+	PICK_OBJECT, inner_fields, NULL, NULL
+};
+static const struct pick_rule list_rule = {
+	PICK_ARRAY, NULL, NULL, &inner_rule
+};
+static const struct pick_field outer_fields[] = {
+	PICK_FIELD("a", &pick_all),
+	PICK_FIELD("b", &inner_rule),
+	PICK_FIELD("l", &list_rule),
+	PICK_FIELD("s", &pick_stub),
+	PICK_END,
+};
+static const struct pick_rule outer_rule = {
+	PICK_OBJECT, outer_fields, NULL, NULL
+};
+static const struct pick_rule stubs_rule = {
+	PICK_OBJECT, inner_fields, &pick_stub, NULL
+};
+
+static void test_pick__schema_keeps_what_it_names(void **state)
+{
+	(void)state;
+	check_pruned("{\"a\":[1,{\"x\":2}],\"b\":{\"c\":1,\"d\":2},\"e\":3}",
+		     &outer_rule, "{\"a\":[1,{\"x\":2}],\"b\":{\"c\":1}}");
+	/* array elements keep their places */
+	check_pruned("{\"l\":[{\"c\":1,\"d\":1},{\"d\":2},7,[3]]}", &outer_rule,
+		     "{\"l\":[{\"c\":1},{},7,[]]}");
+	/* a stub keeps the type, not the content */
+	check_pruned("{\"c\":\"\\u00e9\",\"o\":{\"y\":1},\"a\":[1],\"s\":\"abc\","
+		     "\"n\":5,\"r\":1.5,\"t\":true,\"f\":false,\"u\":null}",
+		     &stubs_rule,
+		     "{\"c\":\"\\u00e9\",\"o\":{},\"a\":[],\"s\":\"\",\"n\":0,"
+		     "\"r\":0.0,\"t\":true,\"f\":false,\"u\":null}");
+	check_pruned("{\"s\":{\"x\":[1,2]}}", &outer_rule, "{\"s\":{}}");
+}
+
+/* A value of another type than its rule expects keeps its type. */
+static void test_pick__wrong_types_keep_their_type(void **state)
+{
+	(void)state;
+	check_pruned("{\"b\":[1,2],\"l\":{\"c\":1}}", &outer_rule,
+		     "{\"b\":[],\"l\":{}}");
+	check_pruned("{\"b\":\"text\",\"l\":12}", &outer_rule,
+		     "{\"b\":\"text\",\"l\":12}");
+	check_pruned("{\"b\":null,\"l\":false}", &outer_rule,
+		     "{\"b\":null,\"l\":false}");
+	check_pruned("[{\"c\":1}]", &outer_rule, "[]");
+}
+
+/* What is not kept is checked all the same. */
+static void test_pick__skipped_parts_are_checked(void **state)
+{
+	static const char *const bad[] = {
+		"{\"b\":{\"c\":1},\"skip\":{\"x\":1,\"x\":2}}",
+		"{\"skip\":[1,2,tru]}",
+		"{\"skip\":\"\\ud800\"}",
+		"{\"skip\":[9223372036854775808]}",
+		"{\"skip\":1e999}",
+		"{\"skip\":{\"a\\u0000\":1}}",
+	};
+	struct pick_error perr;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json_t *v = pick_loadb(bad[i], strlen(bad[i]), &outer_rule,
+				       &perr);
+
+		if (v)
+			fail_msg("accepted %s", bad[i]);
+		assert_int_equal(perr.status, PICK_INVALID);
+		assert_true(perr.text[0] != '\0');
+	}
+}
+
+static void test_pick__error_position(void **state)
+{
+	static const char text[] = "{\"a\": 1,\n  \"b\": tru}";
+	struct pick_error perr;
+
+	(void)state;
+	assert_null(pick_loadb(text, sizeof(text) - 1, &pick_all, &perr));
+	assert_int_equal(perr.status, PICK_INVALID);
+	assert_int_equal(perr.line, 2);
+	assert_int_equal(perr.column, 8);
+	assert_string_equal(perr.text, "invalid token");
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *data;
+	long n;
+
+	if (!f)
+		return NULL;
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	assert_true(n >= 0);
+	rewind(f);
+	data = malloc((size_t)n + 1);
+	assert_non_null(data);
+	assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return data;
+}
+
+/*
+ * Every recorded review, under its own config: review_handlen() (the
+ * selective decode) gives the bytes that review_handle_json() gives on
+ * jansson's full decode.
+ */
+static void test_pick__corpus_answers_as_full_decode(void **state)
+{
+	const char *root = "tests/fixtures/cases";
+	DIR *dir = opendir(root);
+	struct dirent *e;
+	size_t checked = 0;
+
+	(void)state;
+	assert_non_null(dir);
+	while ((e = readdir(dir))) {
+		struct review_answer fast, full;
+		struct config cfg;
+		char path[512], err[256];
+		json_t *doc;
+		size_t len;
+		char *body;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/review.json", root,
+			 e->d_name);
+		body = read_file(path, &len);
+		if (!body)
+			continue;
+		assert_int_equal(config_init(&cfg), 0);
+		snprintf(path, sizeof(path), "%s/%s/config.json", root,
+			 e->d_name);
+		if (access(path, R_OK) == 0 &&
+		    (config_load_file(&cfg, path, err, sizeof(err)) ||
+		     config_check(&cfg, err, sizeof(err))))
+			fail_msg("%s: %s", path, err);
+		doc = json_loadb(body, len, FLAGS, NULL);
+		assert_non_null(doc);
+		review_answer_init(&fast);
+		review_answer_init(&full);
+		review_handlen(&cfg, body, len, &fast);
+		review_handle_json(&cfg, doc, &full);
+		assert_int_equal(fast.http_status, full.http_status);
+		if (fast.body_len != full.body_len ||
+		    memcmp(fast.body, full.body, full.body_len))
+			fail_msg("%s: %s\nfull decode: %s", e->d_name,
+				 fast.body, full.body);
+		assert_string_equal(fast.name, full.name);
+		assert_string_equal(fast.uid, full.uid);
+		review_answer_release(&fast);
+		review_answer_release(&full);
+		json_decref(doc);
+		config_release(&cfg);
+		free(body);
+		checked++;
+	}
+	closedir(dir);
+	assert_true(checked >= 100);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pick__same_verdict_as_jansson),
+		cmocka_unit_test(test_pick__depth_as_jansson),
+		cmocka_unit_test(test_pick__duplicates_in_large_objects),
+		cmocka_unit_test(test_pick__schema_keeps_what_it_names),
+		cmocka_unit_test(test_pick__wrong_types_keep_their_type),
+		cmocka_unit_test(test_pick__skipped_parts_are_checked),
+		cmocka_unit_test(test_pick__error_position),
+		cmocka_unit_test(test_pick__corpus_answers_as_full_decode),
+	};
+
+	return cmocka_run_group_tests_name("pick", tests, NULL, NULL);
+}

@@ -1,0 +1,788 @@
+/*
+ * pick.c - a selective JSON decoder (see pick.h).
+ *
+ * One pass over the text by recursive descent.  Each value is decoded in
+ * one of three modes, chosen by the rule its parent hands down: built (a
+ * jansson value), stubbed (checked, then an empty value of its type), or
+ * skipped (checked only).  The checks are the same in every mode, so the
+ * mode changes what is built, never what is accepted.
+ *
+ * Duplicate keys are found per object from a stack of the keys of the
+ * objects being read: compared one by one while an object is small, and
+ * sorted once at its end when it is large, so that no input costs more
+ * than n log n.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pick.h"
+
+const struct pick_rule pick_all = { PICK_ALL, NULL, NULL, NULL };
+const struct pick_rule pick_stub = { PICK_STUB, NULL, NULL, NULL };
+
+/* Keys of one object compared one by one up to this many; sorted after. */
+#define SMALL_OBJECT 24
+
+/* A key of an object being read: in the text, or decoded into dec. */
+struct key {
+	size_t off;
+	size_t len;
+	bool decoded;
+};
+
+struct scan {
+	const unsigned char *start, *p, *end;
+	size_t depth;
+	struct pick_error *err;
+	bool failed;
+	struct key *keys; /* the keys of the open objects, innermost last */
+	size_t nkeys, capkeys;
+	char *dec;        /* decoded escaped keys, then scratch space */
+	size_t declen, deccap;
+};
+
+/* Bytes that a string may hold as they are: printable ASCII but '"' and
+ * '\\'.  Everything else needs a closer look. */
+static const unsigned char plain[256] = {
+#define R8(v) v, v, v, v, v, v, v, v
+	R8(0), R8(0), R8(0), R8(0),           /* 0x00..0x1f */
+	1, 1, 0, 1, 1, 1, 1, 1, R8(1),        /* 0x20..0x2f: not '"' */
+	R8(1), R8(1), R8(1), R8(1), R8(1),    /* 0x30..0x57 */
+	1, 1, 1, 1, 0, 1, 1, 1,               /* 0x58..0x5f: not '\\' */
+	R8(1), R8(1), R8(1), R8(1),           /* 0x60..0x7f */
+	R8(0), R8(0), R8(0), R8(0), R8(0), R8(0), R8(0), R8(0),
+	R8(0), R8(0), R8(0), R8(0), R8(0), R8(0), R8(0), R8(0),
+#undef R8
+};
+
+/* Records the first error, at byte at; returns -1. */
+static int fail(struct scan *s, const unsigned char *at, const char *fmt, ...)
+	UTIL_PRINTF(3, 4);
+
+static int fail(struct scan *s, const unsigned char *at, const char *fmt, ...)
+{
+	const unsigned char *q;
+	va_list ap;
+	int line = 1, column = 1;
+
+	if (s->failed)
+		return -1;
+	s->failed = true;
+	for (q = s->start; q < at && q < s->end; q++) {
+		if (*q == '\n') {
+			line++;
+			column = 1;
+		} else {
+			column++;
+		}
+	}
+	s->err->status = PICK_INVALID;
+	s->err->line = line;
+	s->err->column = column;
+	va_start(ap, fmt);
+	vsnprintf(s->err->text, sizeof(s->err->text), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int nomem(struct scan *s)
+{
+	if (!s->failed) {
+		s->failed = true;
+		s->err->status = PICK_NOMEM;
+		s->err->line = s->err->column = 0;
+		snprintf(s->err->text, sizeof(s->err->text), "out of memory");
+	}
+	return -1;
+}
+
+/* Fails for the byte at s->p: the end of the text, or an unexpected byte. */
+static int fail_here(struct scan *s, const char *what)
+{
+	if (s->p >= s->end)
+		return fail(s, s->p, "%s near end of file", what);
+	return fail(s, s->p, "%s", what);
+}
+
+static void skip_space(struct scan *s)
+{
+	while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' ||
+				 *s->p == '\r' || *s->p == '\t'))
+		s->p++;
+}
+
+/* Makes room for extra more bytes in dec; returns a pointer to them. */
+static char *dec_reserve(struct scan *s, size_t extra)
+{
+	size_t cap;
+	char *grown;
+
+	if (s->deccap - s->declen >= extra)
+		return s->dec + s->declen;
+	cap = s->deccap ? s->deccap : 256;
+	while (cap - s->declen < extra) {
+		if (cap > SIZE_MAX / 2)
+			return NULL;
+		cap *= 2;
+	}
+	grown = realloc(s->dec, cap);
+	if (!grown)
+		return NULL;
+	s->dec = grown;
+	s->deccap = cap;
+	return s->dec + s->declen;
+}
+
+/*
+ * The length of the valid UTF-8 sequence of two to four bytes at p, or 0:
+ * no overlong forms, no surrogates, nothing past U+10FFFF (as jansson's
+ * utf8_check_full()).
+ */
+static size_t utf8_sequence(const unsigned char *p, const unsigned char *end)
+{
+	unsigned c = p[0];
+	size_t n, i;
+	uint32_t v;
+
+	if (c >= 0xC2 && c <= 0xDF) {
+		n = 2;
+		v = c & 0x1F;
+	} else if (c >= 0xE0 && c <= 0xEF) {
+		n = 3;
+		v = c & 0x0F;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		n = 4;
+		v = c & 0x07;
+	} else {
+		return 0;
+	}
+	if ((size_t)(end - p) < n)
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xC0) != 0x80)
+			return 0;
+		v = (v << 6) | (p[i] & 0x3F);
+	}
+	if ((n == 3 && (v < 0x800 || (v >= 0xD800 && v <= 0xDFFF))) ||
+	    (n == 4 && (v < 0x10000 || v > 0x10FFFF)))
+		return 0;
+	return n;
+}
+
+/* The value of the four hex digits at p, or -1. */
+static long hex4(const unsigned char *p, const unsigned char *end)
+{
+	long v = 0;
+	int i;
+
+	if (end - p < 4)
+		return -1;
+	for (i = 0; i < 4; i++) {
+		unsigned c = p[i];
+
+		v <<= 4;
+		if (c >= '0' && c <= '9')
+			v |= c - '0';
+		else if (c >= 'a' && c <= 'f')
+			v |= c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			v |= c - 'A' + 10;
+		else
+			return -1;
+	}
+	return v;
+}
+
+/*
+ * Checks the string whose opening quote is at s->p and moves past its
+ * closing quote.  *raw and *len give the text between the quotes;
+ * *escaped says whether it holds a backslash.
+ */
+static int scan_string(struct scan *s, const unsigned char **raw, size_t *len,
+		       bool *escaped)
+{
+	const unsigned char *p = s->p + 1, *end = s->end;
+
+	*escaped = false;
+	*raw = p;
+	for (;;) {
+		while (p < end && plain[*p])
+			p++;
+		if (p >= end)
+			return fail(s, p, "premature end of input");
+		if (*p == '"')
+			break;
+		if (*p == '\\') {
+			long v, w;
+
+			*escaped = true;
+			if (++p >= end)
+				return fail(s, p, "premature end of input");
+			switch (*p) {
+			case '"': case '\\': case '/': case 'b': case 'f':
+			case 'n': case 'r': case 't':
+				p++;
+				continue;
+			case 'u':
+				break;
+			default:
+				return fail(s, p, "invalid escape");
+			}
+			v = hex4(p + 1, end);
+			if (v < 0)
+				return fail(s, p, "invalid escape");
+			p += 5;
+			if (v >= 0xDC00 && v <= 0xDFFF)
+				return fail(s, p, "invalid Unicode '\\u%04lX'", v);
+			if (v < 0xD800 || v > 0xDBFF)
+				continue;
+			/* A high surrogate needs a low one right after it. */
+			if (end - p < 2 || p[0] != '\\' || p[1] != 'u')
+				return fail(s, p, "invalid Unicode '\\u%04lX'", v);
+			w = hex4(p + 2, end);
+			if (w < 0)
+				return fail(s, p + 1, "invalid escape");
+			if (w < 0xDC00 || w > 0xDFFF)
+				return fail(s, p, "invalid Unicode '\\u%04lX\\u%04lX'",
+					    v, w);
+			p += 6;
+		} else if (*p < 0x20) {
+			return fail(s, p, *p == '\n' ? "unexpected newline" :
+				    "control character 0x%x", *p);
+		} else {
+			size_t n = utf8_sequence(p, end);
+
+			if (!n)
+				return fail(s, p, "unable to decode byte 0x%x", *p);
+			p += n;
+		}
+	}
+	*len = (size_t)(p - *raw);
+	s->p = p + 1;
+	return 0;
+}
+
+/* Appends code point v as UTF-8 to out; returns the bytes written. */
+static size_t put_utf8(char *out, uint32_t v)
+{
+	if (v < 0x80) {
+		out[0] = (char)v;
+		return 1;
+	}
+	if (v < 0x800) {
+		out[0] = (char)(0xC0 | (v >> 6));
+		out[1] = (char)(0x80 | (v & 0x3F));
+		return 2;
+	}
+	if (v < 0x10000) {
+		out[0] = (char)(0xE0 | (v >> 12));
+		out[1] = (char)(0x80 | ((v >> 6) & 0x3F));
+		out[2] = (char)(0x80 | (v & 0x3F));
+		return 3;
+	}
+	out[0] = (char)(0xF0 | (v >> 18));
+	out[1] = (char)(0x80 | ((v >> 12) & 0x3F));
+	out[2] = (char)(0x80 | ((v >> 6) & 0x3F));
+	out[3] = (char)(0x80 | (v & 0x3F));
+	return 4;
+}
+
+/*
+ * Decodes the escapes of a string that scan_string() accepted, raw[0..len),
+ * into out (at least len bytes: no escape decodes to more bytes than it
+ * takes).  Returns the decoded length.
+ */
+static size_t unescape(const unsigned char *raw, size_t len, char *out)
+{
+	const unsigned char *p = raw, *end = raw + len;
+	size_t o = 0;
+
+	while (p < end) {
+		if (*p != '\\') {
+			out[o++] = (char)*p++;
+			continue;
+		}
+		p++;
+		switch (*p++) {
+		case 'b': out[o++] = '\b'; break;
+		case 'f': out[o++] = '\f'; break;
+		case 'n': out[o++] = '\n'; break;
+		case 'r': out[o++] = '\r'; break;
+		case 't': out[o++] = '\t'; break;
+		case 'u': {
+			uint32_t v = (uint32_t)hex4(p, end);
+
+			p += 4;
+			if (v >= 0xD800 && v <= 0xDBFF) {
+				uint32_t w = (uint32_t)hex4(p + 2, end);
+
+				v = 0x10000 + ((v - 0xD800) << 10) + (w - 0xDC00);
+				p += 6;
+			}
+			o += put_utf8(out + o, v);
+			break;
+		}
+		default: /* '"', '\\' and '/' */
+			out[o++] = (char)p[-1];
+			break;
+		}
+	}
+	return o;
+}
+
+static const char *key_text(const struct scan *s, const struct key *k)
+{
+	return k->decoded ? s->dec + k->off : (const char *)s->start + k->off;
+}
+
+static bool same_key(const struct scan *s, const struct key *a,
+		     const struct key *b)
+{
+	return a->len == b->len &&
+	       !memcmp(key_text(s, a), key_text(s, b), a->len);
+}
+
+struct sorted_key {
+	const char *text;
+	size_t len;
+};
+
+static int sorted_key_cmp(const void *x, const void *y)
+{
+	const struct sorted_key *a = x, *b = y;
+	int c = memcmp(a->text, b->text, a->len < b->len ? a->len : b->len);
+
+	return c ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+/*
+ * Checks the keys of a large object, keys[frame..nkeys), for duplicates
+ * once it has been read, at the cost of one sort.
+ */
+static int check_large_object(struct scan *s, size_t frame,
+			      const unsigned char *at)
+{
+	size_t n = s->nkeys - frame, i;
+	struct sorted_key *sorted = malloc(n * sizeof(*sorted));
+
+	if (!sorted)
+		return nomem(s);
+	for (i = 0; i < n; i++) {
+		sorted[i].text = key_text(s, &s->keys[frame + i]);
+		sorted[i].len = s->keys[frame + i].len;
+	}
+	qsort(sorted, n, sizeof(*sorted), sorted_key_cmp);
+	for (i = 1; i < n; i++)
+		if (!sorted_key_cmp(&sorted[i - 1], &sorted[i]))
+			break;
+	free(sorted);
+	if (i < n)
+		return fail(s, at, "duplicate object key");
+	return 0;
+}
+
+/*
+ * Reads the key whose quote is at s->p onto the key stack: decoded when it
+ * has escapes.  While the object (whose keys start at frame) is small, it
+ * is compared with the keys before it.  *text and *len give the key.
+ */
+static int read_key(struct scan *s, size_t frame, const char **text,
+		    size_t *len)
+{
+	const unsigned char *at = s->p, *raw;
+	struct key k;
+	bool escaped;
+	size_t i;
+
+	if (scan_string(s, &raw, &k.len, &escaped))
+		return -1;
+	k.decoded = escaped;
+	k.off = (size_t)(raw - s->start);
+	if (escaped) {
+		char *out = dec_reserve(s, k.len);
+
+		if (!out)
+			return nomem(s);
+		k.len = unescape(raw, k.len, out);
+		if (memchr(out, '\0', k.len))
+			return fail(s, at, "NUL byte in object key not supported");
+		k.off = s->declen;
+		s->declen += k.len;
+	}
+	if (s->nkeys - frame < SMALL_OBJECT) {
+		for (i = frame; i < s->nkeys; i++)
+			if (same_key(s, &s->keys[i], &k))
+				return fail(s, at, "duplicate object key");
+	}
+	if (s->nkeys == s->capkeys) {
+		size_t cap = s->capkeys ? s->capkeys * 2 : 64;
+		struct key *grown = realloc(s->keys, cap * sizeof(*grown));
+
+		if (!grown)
+			return nomem(s);
+		s->keys = grown;
+		s->capkeys = cap;
+	}
+	s->keys[s->nkeys++] = k;
+	*text = key_text(s, &k);
+	*len = k.len;
+	return 0;
+}
+
+static int value(struct scan *s, const struct pick_rule *r, json_t **out);
+
+/* The rule for the member key of an object read under r (built). */
+static const struct pick_rule *member_rule(const struct pick_rule *r,
+					   const char *key, size_t len)
+{
+	const struct pick_field *f;
+
+	if (r->kind == PICK_ALL)
+		return &pick_all;
+	for (f = r->fields; f && f->key; f++)
+		if (f->len == len && !memcmp(f->key, key, len))
+			return f->rule;
+	return r->others;
+}
+
+/*
+ * An object, at s->p.  Built when r keeps all of it or names its members;
+ * otherwise checked, and an empty object when r asks for any value.
+ */
+static int object(struct scan *s, const struct pick_rule *r, json_t **out)
+{
+	bool build = r && (r->kind == PICK_ALL || r->kind == PICK_OBJECT);
+	size_t frame = s->nkeys, decmark = s->declen;
+	json_t *obj = NULL;
+	int rc = -1;
+
+	s->p++;
+	skip_space(s);
+	if (r && !(obj = json_object()))
+		return nomem(s);
+	if (s->p < s->end && *s->p == '}') {
+		s->p++;
+		rc = 0;
+		goto out;
+	}
+	for (;;) {
+		const char *key = NULL;
+		size_t len = 0;
+		json_t *v;
+
+		if (s->p >= s->end || *s->p != '"') {
+			fail_here(s, "string or '}' expected");
+			goto out;
+		}
+		if (read_key(s, frame, &key, &len))
+			goto out;
+		skip_space(s);
+		if (s->p >= s->end || *s->p != ':') {
+			fail_here(s, "':' expected");
+			goto out;
+		}
+		s->p++;
+		skip_space(s);
+		if (value(s, build ? member_rule(r, key, len) : NULL, &v))
+			goto out;
+		/* key may have moved if dec grew: read it again. */
+		if (v && json_object_setn_new_nocheck(obj,
+				key_text(s, &s->keys[s->nkeys - 1]), len, v)) {
+			nomem(s);
+			goto out;
+		}
+		skip_space(s);
+		if (s->p < s->end && *s->p == ',') {
+			s->p++;
+			skip_space(s);
+			continue;
+		}
+		if (s->p < s->end && *s->p == '}') {
+			s->p++;
+			break;
+		}
+		fail_here(s, "'}' expected");
+		goto out;
+	}
+	rc = s->nkeys - frame > SMALL_OBJECT ?
+	     check_large_object(s, frame, s->p - 1) : 0;
+out:
+	s->nkeys = frame;
+	s->declen = decmark;
+	if (rc) {
+		json_decref(obj);
+		return -1;
+	}
+	*out = obj;
+	return 0;
+}
+
+/*
+ * An array, at s->p.  Built when r keeps all of it or gives a rule for its
+ * elements; otherwise checked, and an empty array when r asks for any
+ * value.
+ */
+static int array(struct scan *s, const struct pick_rule *r, json_t **out)
+{
+	const struct pick_rule *item = NULL;
+	json_t *arr = NULL;
+
+	if (r && r->kind == PICK_ALL)
+		item = &pick_all;
+	else if (r && r->kind == PICK_ARRAY)
+		item = r->items;
+	s->p++;
+	skip_space(s);
+	if (r && !(arr = json_array()))
+		return nomem(s);
+	if (s->p < s->end && *s->p == ']') {
+		s->p++;
+		*out = arr;
+		return 0;
+	}
+	for (;;) {
+		json_t *v;
+
+		if (value(s, item, &v))
+			goto fail;
+		if (v && json_array_append_new(arr, v)) {
+			nomem(s);
+			goto fail;
+		}
+		skip_space(s);
+		if (s->p < s->end && *s->p == ',') {
+			s->p++;
+			skip_space(s);
+			continue;
+		}
+		if (s->p < s->end && *s->p == ']') {
+			s->p++;
+			break;
+		}
+		fail_here(s, "']' expected");
+		goto fail;
+	}
+	*out = arr;
+	return 0;
+fail:
+	json_decref(arr);
+	return -1;
+}
+
+/* A string value, at s->p; built unless r is NULL. */
+static int string(struct scan *s, const struct pick_rule *r, json_t **out)
+{
+	const unsigned char *raw;
+	size_t len;
+	bool escaped;
+
+	if (scan_string(s, &raw, &len, &escaped))
+		return -1;
+	if (!r)
+		return 0;
+	if (r->kind == PICK_STUB) {
+		*out = json_string_nocheck("");
+	} else if (!escaped) {
+		*out = json_stringn_nocheck((const char *)raw, len);
+	} else {
+		char *text = dec_reserve(s, len);
+
+		if (!text)
+			return nomem(s);
+		*out = json_stringn_nocheck(text, unescape(raw, len, text));
+	}
+	return *out ? 0 : nomem(s);
+}
+
+static bool is_digit(const unsigned char *p, const unsigned char *end)
+{
+	return p < end && *p >= '0' && *p <= '9';
+}
+
+/*
+ * A number, at s->p, by jansson's grammar: an integer must fit in 64 bits,
+ * a real must not overflow to infinity.  Built unless r is NULL.
+ */
+static int number(struct scan *s, const struct pick_rule *r, json_t **out)
+{
+	const unsigned char *start = s->p, *p = s->p, *end = s->end, *digits;
+	bool negative = *p == '-', real = false;
+	size_t ndigits;
+
+	if (negative)
+		p++;
+	digits = p;
+	if (p < end && *p == '0') {
+		p++;
+		if (is_digit(p, end))
+			return fail(s, start, "invalid token");
+	} else if (is_digit(p, end)) {
+		while (is_digit(p, end))
+			p++;
+	} else {
+		return fail(s, start, "invalid token");
+	}
+	ndigits = (size_t)(p - digits);
+	if (p < end && *p == '.') {
+		p++;
+		if (!is_digit(p, end))
+			return fail(s, start, "invalid token");
+		while (is_digit(p, end))
+			p++;
+		real = true;
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			p++;
+		if (!is_digit(p, end))
+			return fail(s, start, "invalid token");
+		while (is_digit(p, end))
+			p++;
+		real = true;
+	}
+	s->p = p;
+
+	if (!real) {
+		static const char max[] = "9223372036854775807";
+		static const char min[] = "9223372036854775808";
+		unsigned long long u = 0;
+		size_t i;
+
+		if (ndigits > 19 ||
+		    (ndigits == 19 &&
+		     memcmp(digits, negative ? min : max, 19) > 0))
+			return fail(s, start, negative ?
+				    "too big negative integer" :
+				    "too big integer");
+		if (!r)
+			return 0;
+		if (r->kind == PICK_STUB) {
+			*out = json_integer(0);
+		} else {
+			for (i = 0; i < ndigits; i++)
+				u = u * 10 + (unsigned)(digits[i] - '0');
+			*out = json_integer(!negative ? (json_int_t)u :
+					    u ? -(json_int_t)(u - 1) - 1 : 0);
+		}
+		return *out ? 0 : nomem(s);
+	}
+
+	{
+		size_t len = (size_t)(p - start);
+		char small[64], *text = len < sizeof(small) ? small :
+							  malloc(len + 1);
+		double d;
+
+		if (!text)
+			return nomem(s);
+		memcpy(text, start, len);
+		text[len] = '\0';
+		errno = 0;
+		d = strtod(text, NULL);
+		if (text != small)
+			free(text);
+		if ((d == HUGE_VAL || d == -HUGE_VAL) && errno == ERANGE)
+			return fail(s, start, "real number overflow");
+		if (!r)
+			return 0;
+		*out = json_real(r->kind == PICK_STUB ? 0.0 : d);
+		return *out ? 0 : nomem(s);
+	}
+}
+
+/* true, false or null, at s->p. */
+static int literal(struct scan *s, const struct pick_rule *r, json_t **out)
+{
+	static const struct {
+		const char *text;
+		size_t len;
+	} words[] = { { "true", 4 }, { "false", 5 }, { "null", 4 } };
+	const unsigned char *p = s->p;
+	size_t i, n = 0;
+
+	/* jansson reads a whole run of letters as one token. */
+	while (p + n < s->end && ((p[n] | 0x20) >= 'a' && (p[n] | 0x20) <= 'z'))
+		n++;
+	for (i = 0; i < 3; i++)
+		if (n == words[i].len && !memcmp(p, words[i].text, n))
+			break;
+	if (i == 3)
+		return fail(s, p, "invalid token");
+	s->p += n;
+	if (r)
+		*out = i == 0 ? json_true() : i == 1 ? json_false() : json_null();
+	return 0;
+}
+
+/*
+ * One value, at s->p, under rule r (NULL: checked only).  The depth counts
+ * as jansson's parse_value() counts it: every value, scalars included.
+ */
+static int value(struct scan *s, const struct pick_rule *r, json_t **out)
+{
+	int rc;
+
+	*out = NULL;
+	if (++s->depth > JSON_PARSER_MAX_DEPTH)
+		return fail(s, s->p, "maximum parsing depth reached");
+	if (s->p >= s->end)
+		return fail(s, s->p, "unexpected token near end of file");
+	switch (*s->p) {
+	case '{':
+		rc = object(s, r, out);
+		break;
+	case '[':
+		rc = array(s, r && r->kind == PICK_OBJECT ? &pick_stub : r,
+			   out);
+		break;
+	case '"':
+		rc = string(s, r, out);
+		break;
+	case '-': case '0': case '1': case '2': case '3': case '4':
+	case '5': case '6': case '7': case '8': case '9':
+		rc = number(s, r, out);
+		break;
+	case ']': case '}': case ',': case ':':
+		rc = fail(s, s->p, "unexpected token");
+		break;
+	default:
+		rc = literal(s, r, out);
+		break;
+	}
+	s->depth--;
+	return rc;
+}
+
+json_t *pick_loadb(const char *buf, size_t len, const struct pick_rule *rule,
+		   struct pick_error *err)
+{
+	struct scan s;
+	json_t *root = NULL;
+
+	memset(&s, 0, sizeof(s));
+	memset(err, 0, sizeof(*err));
+	s.start = s.p = (const unsigned char *)buf;
+	s.end = s.start + len;
+	s.err = err;
+	skip_space(&s);
+	if (s.p >= s.end || (*s.p != '{' && *s.p != '[')) {
+		fail_here(&s, "'[' or '{' expected");
+	} else if (!value(&s, rule, &root)) {
+		skip_space(&s);
+		if (s.p < s.end) {
+			fail(&s, s.p, "end of file expected");
+			json_decref(root);
+			root = NULL;
+		}
+	}
+	free(s.keys);
+	free(s.dec);
+	return root;
+}

@@ -1,0 +1,87 @@
+/*
+ * pick.h - a selective JSON decoder: validates a whole document exactly as
+ * jansson's json_loadb(JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL) does, but
+ * builds jansson values only for the parts a schema names.
+ *
+ * A review body is mostly fields the policy never reads (managedFields,
+ * volumes, status, the rest of each container).  Building a jansson value
+ * for each of them is where a full decode spends its time; checking and
+ * skipping them is several times cheaper.
+ *
+ * Invariants:
+ * - pick_loadb() accepts exactly the documents that json_loadb() accepts
+ *   with those flags: syntax, UTF-8, escapes and surrogate pairs, number
+ *   ranges (int64 integers, reals that do not overflow), duplicate keys in
+ *   every object (kept or not), NUL in keys, and nesting depth
+ *   (JSON_PARSER_MAX_DEPTH, counted the same way).
+ * - Every value the schema keeps is equal (json_equal) to what json_loadb()
+ *   gives for it, and objects keep their members in document order.
+ * - Where a value does not have the type its rule expects, the type is
+ *   still right: an object rule that meets an array keeps an empty array, an
+ *   array rule that meets an object keeps an empty object, and a scalar is
+ *   kept whole.  So a reader that checks JSON types sees the same types and
+ *   says the same thing as with a full decode.
+ */
+#ifndef PICK_H
+#define PICK_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "util.h"
+
+enum pick_kind {
+	PICK_ALL,    /* the value, whole */
+	PICK_OBJECT, /* an object with the named members, decoded by rule */
+	PICK_ARRAY,  /* an array, each element decoded by one rule */
+	PICK_STUB,   /* an empty value of the same type: {}, [], "", 0, or
+			true, false or null as they are */
+};
+
+struct pick_field;
+
+struct pick_rule {
+	enum pick_kind kind;
+	/* PICK_OBJECT: the members kept, ended by an entry with a NULL key */
+	const struct pick_field *fields;
+	/* PICK_OBJECT: the rule of every other member; NULL drops them */
+	const struct pick_rule *others;
+	/* PICK_ARRAY: the rule of each element */
+	const struct pick_rule *items;
+};
+
+struct pick_field {
+	const char *key;
+	size_t len;
+	const struct pick_rule *rule;
+};
+
+#define PICK_FIELD(k, r) { (k), sizeof(k) - 1, (r) }
+#define PICK_END { NULL, 0, NULL }
+
+extern const struct pick_rule pick_all;
+extern const struct pick_rule pick_stub;
+
+enum pick_status {
+	PICK_OK,
+	PICK_INVALID, /* not JSON, or JSON that json_loadb() refuses */
+	PICK_NOMEM,
+};
+
+struct pick_error {
+	enum pick_status status;
+	int line;        /* 1-based; 0 for PICK_NOMEM */
+	int column;      /* 1-based, in bytes */
+	char text[128];  /* "invalid escape", "duplicate object key", ... */
+};
+
+/*
+ * Decodes buf[0..len) under rule (the document's top level must be an
+ * object or an array).  Returns a new reference, or NULL with *err filled.
+ * Uses no global state; thread-safe.
+ */
+json_t *pick_loadb(const char *buf, size_t len, const struct pick_rule *rule,
+		   struct pick_error *err) UTIL_WUR;
+
+#endif /* PICK_H */
