@@ -53,13 +53,16 @@ void patch_pointer_append(struct buf *b, const char *key)
 
 char *patch_encode(const struct patch *p)
 {
-	char *json, *b64;
+	struct buf json = BUF_INIT;
+	char *b64;
 
-	json = json_dumps(p->ops, JSON_COMPACT);
-	if (!json)
+	util_json_dump(&json, p->ops);
+	if (buf_failed(&json)) {
+		buf_release(&json);
 		return NULL;
-	b64 = util_base64(json, strlen(json), NULL);
-	free(json);
+	}
+	b64 = util_base64(json.s, json.len, NULL);
+	buf_release(&json);
 	return b64;
 }
 

@@ -274,40 +274,67 @@ static void warnf(struct pod *p, json_t *list, const char *fmt, ...)
 
 /*
  * Returns the member key of obj when it has type t, NULL when it is absent
- * or null, and denies with 400 naming path (printf-style) otherwise; *bad
- * is then set.
+ * or null, and denies with 400 naming the path (printf-style, formatted
+ * only then) otherwise; *bad is then set.
  */
-static json_t *member(struct pod *p, const json_t *obj, const char *key,
-		      json_type t, bool *bad, const char *path)
+static json_t *vmember(struct pod *p, const json_t *obj, const char *key,
+		       json_type t, bool *bad, const char *fmt, va_list ap)
 {
 	json_t *v = json_object_get(obj, key);
+	char path[256];
 
 	if (!v || json_is_null(v))
 		return NULL;
 	if (t == JSON_STRING && json_is_string(v) &&
-	    strlen(json_string_value(v)) != json_string_length(v)) {
-		denyf(p, 400, "%s: contains a NUL character", path);
-		*bad = true;
-		return NULL;
-	}
-	if (json_typeof(v) == t ||
-	    (t == JSON_TRUE && json_typeof(v) == JSON_FALSE))
+	    strlen(json_string_value(v)) == json_string_length(v))
 		return v;
-	denyf(p, 400, "%s: expected %s, got %s", path,
-	      t == JSON_OBJECT ? "an object" :
-	      t == JSON_ARRAY ? "an array" :
-	      t == JSON_STRING ? "a string" : "a boolean",
-	      util_json_type(v));
+	if (t != JSON_STRING && (json_typeof(v) == t ||
+				 (t == JSON_TRUE && json_typeof(v) == JSON_FALSE)))
+		return v;
+	vsnprintf(path, sizeof(path), fmt, ap);
+	if (json_is_string(v) && t == JSON_STRING)
+		denyf(p, 400, "%s: contains a NUL character", path);
+	else
+		denyf(p, 400, "%s: expected %s, got %s", path,
+		      t == JSON_OBJECT ? "an object" :
+		      t == JSON_ARRAY ? "an array" :
+		      t == JSON_STRING ? "a string" : "a boolean",
+		      util_json_type(v));
 	*bad = true;
 	return NULL;
 }
 
+static json_t *member(struct pod *p, const json_t *obj, const char *key,
+		      json_type t, bool *bad, const char *fmt, ...)
+	UTIL_PRINTF(6, 7);
+
+static json_t *member(struct pod *p, const json_t *obj, const char *key,
+		      json_type t, bool *bad, const char *fmt, ...)
+{
+	va_list ap;
+	json_t *v;
+
+	va_start(ap, fmt);
+	v = vmember(p, obj, key, t, bad, fmt, ap);
+	va_end(ap);
+	return v;
+}
+
 /* member() for a string; "" when absent. */
 static const char *string_member(struct pod *p, const json_t *obj,
-				 const char *key, bool *bad, const char *path)
-{
-	json_t *v = member(p, obj, key, JSON_STRING, bad, path);
+				 const char *key, bool *bad, const char *fmt,
+				 ...) UTIL_PRINTF(5, 6);
 
+static const char *string_member(struct pod *p, const json_t *obj,
+				 const char *key, bool *bad, const char *fmt,
+				 ...)
+{
+	va_list ap;
+	json_t *v;
+
+	va_start(ap, fmt);
+	v = vmember(p, obj, key, JSON_STRING, bad, fmt, ap);
+	va_end(ap);
 	return v ? json_string_value(v) : "";
 }
 
@@ -339,7 +366,7 @@ static void number_text(const json_t *v, char *out, size_t size)
  * pairs.  Values must be strings or numbers; null is absent.
  */
 static bool read_quantities(struct pod *p, const struct device *dev,
-			    json_t *map, const char *path, int which,
+			    json_t *map, const char *base, int which,
 			    struct slot *s)
 {
 	int res;
@@ -375,8 +402,9 @@ static bool read_quantities(struct pod *p, const struct device *dev,
 			pair->value = s->text[which][res];
 			pair->value_len = strlen(pair->value);
 		} else {
-			denyf(p, 400, "%s[\"%.100s\"]: expected a quantity, got %s",
-			      path, key, util_json_type(v));
+			denyf(p, 400, "%s.resources.%s[\"%.100s\"]: expected a quantity, got %s",
+			      base, which ? "requests" : "limits", key,
+			      util_json_type(v));
 			return false;
 		}
 		if (which)
@@ -388,23 +416,21 @@ static bool read_quantities(struct pod *p, const struct device *dev,
 /* Checks the types of env entries: objects with a string name and value. */
 static bool read_env(struct pod *p, const json_t *env, const char *base)
 {
-	char path[192];
 	bool bad = false;
 	size_t i;
 	json_t *e;
 
 	json_array_foreach(env, i, e) {
-		snprintf(path, sizeof(path), "%s.env[%zu]", base, i);
 		if (!json_is_object(e)) {
-			denyf(p, 400, "%s: expected an object, got %s", path,
-			      util_json_type(e));
+			denyf(p, 400, "%s.env[%zu]: expected an object, got %s",
+			      base, i, util_json_type(e));
 			return false;
 		}
-		snprintf(path, sizeof(path), "%s.env[%zu].name", base, i);
-		member(p, e, "name", JSON_STRING, &bad, path);
-		snprintf(path, sizeof(path), "%s.env[%zu].value", base, i);
+		member(p, e, "name", JSON_STRING, &bad, "%s.env[%zu].name",
+		       base, i);
 		if (!bad)
-			member(p, e, "value", JSON_STRING, &bad, path);
+			member(p, e, "value", JSON_STRING, &bad,
+			       "%s.env[%zu].value", base, i);
 		if (bad)
 			return false;
 	}
@@ -420,7 +446,7 @@ static bool read_container(struct pod *p, const char *list, size_t index,
 			   json_t *obj, struct container *c)
 {
 	const struct config *cfg = p->cfg;
-	char base[64], path[160];
+	char base[64];
 	json_t *security, *privileged;
 	bool bad = false;
 	size_t f;
@@ -433,32 +459,28 @@ static bool read_container(struct pod *p, const char *list, size_t index,
 		      util_json_type(obj));
 		return false;
 	}
-	snprintf(path, sizeof(path), "%s.name", base);
-	c->name = string_member(p, obj, "name", &bad, path);
+	c->name = string_member(p, obj, "name", &bad, "%s.name", base);
 	label(c->label, c->name, LABEL_CHARS);
-	snprintf(path, sizeof(path), "%s.resources", base);
 	if (!bad)
 		c->resources = member(p, obj, "resources", JSON_OBJECT, &bad,
-				      path);
-	snprintf(path, sizeof(path), "%s.resources.limits", base);
+				      "%s.resources", base);
 	if (!bad && c->resources)
 		c->limits = member(p, c->resources, "limits", JSON_OBJECT, &bad,
-				   path);
-	snprintf(path, sizeof(path), "%s.resources.requests", base);
+				   "%s.resources.limits", base);
 	if (!bad && c->resources)
 		c->requests = member(p, c->resources, "requests", JSON_OBJECT,
-				     &bad, path);
-	snprintf(path, sizeof(path), "%s.env", base);
+				     &bad, "%s.resources.requests", base);
 	if (!bad)
-		c->env = member(p, obj, "env", JSON_ARRAY, &bad, path);
+		c->env = member(p, obj, "env", JSON_ARRAY, &bad, "%s.env",
+				base);
 	if (bad || (c->env && !read_env(p, c->env, base)))
 		return false;
-	snprintf(path, sizeof(path), "%s.securityContext", base);
-	security = member(p, obj, "securityContext", JSON_OBJECT, &bad, path);
-	snprintf(path, sizeof(path), "%s.securityContext.privileged", base);
-	privileged = security && !bad ? member(p, security, "privileged",
-					       JSON_TRUE, &bad, path)
-				      : NULL;
+	security = member(p, obj, "securityContext", JSON_OBJECT, &bad,
+			  "%s.securityContext", base);
+	privileged = security && !bad ?
+		     member(p, security, "privileged", JSON_TRUE, &bad,
+			    "%s.securityContext.privileged", base) :
+		     NULL;
 	if (bad)
 		return false;
 	c->privileged = json_is_true(privileged);
@@ -471,11 +493,9 @@ static bool read_container(struct pod *p, const char *list, size_t index,
 	for (f = 0; f < cfg->ndevices; f++) {
 		struct slot *s = &c->slots[f];
 
-		snprintf(path, sizeof(path), "%s.resources.limits", base);
-		if (!read_quantities(p, &cfg->devices[f], c->limits, path, 0, s))
+		if (!read_quantities(p, &cfg->devices[f], c->limits, base, 0, s))
 			return false;
-		snprintf(path, sizeof(path), "%s.resources.requests", base);
-		if (!read_quantities(p, &cfg->devices[f], c->requests, path, 1,
+		if (!read_quantities(p, &cfg->devices[f], c->requests, base, 1,
 				     s))
 			return false;
 		c->asks |= s->nlimits + s->nrequests > 0;
@@ -488,23 +508,19 @@ static bool read_tolerations(struct pod *p)
 {
 	static const char *const keys[] = { "key", "operator", "value",
 					    "effect" };
-	char path[96];
 	bool bad = false;
 	size_t i, k;
 	json_t *t;
 
 	json_array_foreach(p->tolerations, i, t) {
-		snprintf(path, sizeof(path), "spec.tolerations[%zu]", i);
 		if (!json_is_object(t)) {
-			denyf(p, 400, "%s: expected an object, got %s", path,
-			      util_json_type(t));
+			denyf(p, 400, "spec.tolerations[%zu]: expected an object, got %s",
+			      i, util_json_type(t));
 			return false;
 		}
-		for (k = 0; k < 4 && !bad; k++) {
-			snprintf(path, sizeof(path), "spec.tolerations[%zu].%s",
-				 i, keys[k]);
-			member(p, t, keys[k], JSON_STRING, &bad, path);
-		}
+		for (k = 0; k < 4 && !bad; k++)
+			member(p, t, keys[k], JSON_STRING, &bad,
+			       "spec.tolerations[%zu].%s", i, keys[k]);
 		if (bad)
 			return false;
 	}

@@ -136,44 +136,46 @@ static bool is_pod_create(const json_t *request)
 	return is_string(json_object_get(request, "operation"), "CREATE");
 }
 
-/* Builds the response object for decision d (or an unchanged allow). */
-static json_t *response_new(json_t *uid, const struct decision *d,
-			    size_t *ops)
+/*
+ * Writes the AdmissionReview answer for decision d (NULL: allowed
+ * unchanged) into out, as compact JSON, and counts its operations.
+ */
+static void write_answer(struct buf *out, const char *api, const json_t *uid,
+			 const struct decision *d, size_t *ops)
 {
-	json_t *r = json_pack("{s:O, s:b}", "uid", uid, "allowed",
-			      !d || !d->code);
 	char *patch;
 
 	*ops = 0;
-	if (!r || !d)
-		return r;
-	if (d->code) {
-		if (json_object_set_new(r, "status",
-					json_pack("{s:i, s:s, s:s}", "code",
-						  d->code, "reason",
-						  decision_reason(d->code),
-						  "message", d->message)))
-			goto fail;
-		return r;
+	buf_add(out, "{\"apiVersion\":\"");
+	buf_add(out, api);
+	buf_add(out, "\",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":");
+	util_json_dump(out, uid);
+	if (d && d->code) {
+		buf_addf(out, ",\"allowed\":false,\"status\":{\"code\":%d,"
+			 "\"reason\":\"%s\",\"message\":", d->code,
+			 decision_reason(d->code));
+		util_json_quote(out, d->message, strlen(d->message));
+		buf_add(out, "}}}");
+		return;
 	}
-	if (patch_count(&d->patch)) {
+	buf_add(out, ",\"allowed\":true");
+	if (d && patch_count(&d->patch)) {
 		patch = patch_encode(&d->patch);
-		if (!patch || json_object_set_new(r, "patchType",
-						  json_string("JSONPatch")) ||
-		    json_object_set_new(r, "patch", json_string(patch))) {
-			free(patch);
-			goto fail;
+		if (!patch) {
+			out->failed = true;
+			return;
 		}
+		buf_add(out, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
+		buf_add(out, patch);
+		buf_add(out, "\"");
 		free(patch);
 		*ops = patch_count(&d->patch);
 	}
-	if (json_array_size(d->warnings) &&
-	    json_object_set(r, "warnings", d->warnings))
-		goto fail;
-	return r;
-fail:
-	json_decref(r);
-	return NULL;
+	if (d && json_array_size(d->warnings)) {
+		buf_add(out, ",\"warnings\":");
+		util_json_dump(out, d->warnings);
+	}
+	buf_add(out, "}}");
 }
 
 int review_handlen(const struct config *cfg, const char *body, size_t len,
@@ -203,7 +205,8 @@ int review_handle_json(const struct config *cfg, const json_t *root,
 {
 	struct decision d;
 	bool decided = false;
-	json_t *request, *object, *meta, *out = NULL;
+	json_t *request, *object, *meta;
+	struct buf out = BUF_INIT;
 	const char *api, *bad = NULL;
 	json_t *uid;
 	char reason[320];
@@ -261,16 +264,13 @@ int review_handle_json(const struct config *cfg, const json_t *root,
 			goto oom;
 		}
 	}
-	out = json_pack("{s:s, s:s, s:o}", "apiVersion", api, "kind",
-			"AdmissionReview", "response",
-			response_new(uid, decided ? &d : NULL, &ans->ops));
-	if (!out)
+	write_answer(&out, api, uid, decided ? &d : NULL, &ans->ops);
+	if (buf_failed(&out))
 		goto oom;
 	free(ans->body);
-	ans->body = json_dumps(out, JSON_COMPACT);
+	ans->body = buf_detach(&out, &ans->body_len);
 	if (!ans->body)
 		goto oom;
-	ans->body_len = strlen(ans->body);
 	ans->http_status = 200;
 	ans->content_type = CONTENT_JSON;
 	ans->outcome = !decided ? REVIEW_ALLOWED :
@@ -284,6 +284,6 @@ oom:
 out:
 	if (decided)
 		decision_release(&d);
-	json_decref(out);
+	buf_release(&out);
 	return rc;
 }
