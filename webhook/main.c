@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "config.h"
 #include "policy.h"
 #include "review.h"
@@ -308,6 +309,7 @@ int main(int argc, char **argv)
 	int i, status;
 	bool positional_only = false;
 
+	arena_setup();
 	if (argc < 2)
 		return usage_error("a command is required", NULL);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||

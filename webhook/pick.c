@@ -29,12 +29,19 @@ const struct pick_rule pick_stub = { PICK_STUB, NULL, NULL, NULL };
 /* Keys of one object compared one by one up to this many; sorted after. */
 #define SMALL_OBJECT 24
 
-/* A key of an object being read: in the text, or decoded into dec. */
+/*
+ * A key of an object being read: in the text, or decoded into dec.  Its
+ * first eight bytes (zero-padded) tell most keys apart without a memcmp().
+ */
 struct key {
 	size_t off;
 	size_t len;
+	uint64_t prefix;
 	bool decoded;
 };
+
+#define INLINE_KEYS 128
+#define INLINE_DEC 512
 
 struct scan {
 	const unsigned char *start, *p, *end;
@@ -45,6 +52,9 @@ struct scan {
 	size_t nkeys, capkeys;
 	char *dec;        /* decoded escaped keys, then scratch space */
 	size_t declen, deccap;
+	/* Where keys and dec start, so that most bodies need no malloc(). */
+	struct key inline_keys[INLINE_KEYS];
+	char inline_dec[INLINE_DEC];
 };
 
 /* Bytes that a string may hold as they are: printable ASCII but '"' and
@@ -60,6 +70,21 @@ static const unsigned char plain[256] = {
 	R8(0), R8(0), R8(0), R8(0), R8(0), R8(0), R8(0), R8(0),
 #undef R8
 };
+
+#define ONES UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
+
+/*
+ * Whether any of the eight bytes of w is not plain: a byte below 0x20 or
+ * from 0x80 up, '"' or '\\'.  (Exact for "any"; which byte is not said.)
+ */
+static inline bool needs_look(uint64_t w)
+{
+	uint64_t quote = w ^ (ONES * '"'), slash = w ^ (ONES * '\\');
+
+	return (((w - ONES * 0x20) | (quote - ONES) | (slash - ONES)) &
+		~w & HIGHS) | (w & HIGHS);
+}
 
 /* Records the first error, at byte at; returns -1. */
 static int fail(struct scan *s, const unsigned char *at, const char *fmt, ...)
@@ -120,23 +145,43 @@ static void skip_space(struct scan *s)
 /* Makes room for extra more bytes in dec; returns a pointer to them. */
 static char *dec_reserve(struct scan *s, size_t extra)
 {
-	size_t cap;
+	size_t cap = s->deccap;
 	char *grown;
 
-	if (s->deccap - s->declen >= extra)
+	if (cap - s->declen >= extra)
 		return s->dec + s->declen;
-	cap = s->deccap ? s->deccap : 256;
 	while (cap - s->declen < extra) {
 		if (cap > SIZE_MAX / 2)
 			return NULL;
 		cap *= 2;
 	}
-	grown = realloc(s->dec, cap);
+	grown = malloc(cap);
 	if (!grown)
 		return NULL;
+	memcpy(grown, s->dec, s->declen);
+	if (s->dec != s->inline_dec)
+		free(s->dec);
 	s->dec = grown;
 	s->deccap = cap;
 	return s->dec + s->declen;
+}
+
+/* Doubles the room of the key stack.  Returns 0, or -1 out of memory. */
+static int grow_keys(struct scan *s)
+{
+	struct key *grown;
+
+	if (s->capkeys > SIZE_MAX / 2 / sizeof(*grown))
+		return -1;
+	grown = malloc(2 * s->capkeys * sizeof(*grown));
+	if (!grown)
+		return -1;
+	memcpy(grown, s->keys, s->nkeys * sizeof(*grown));
+	if (s->keys != s->inline_keys)
+		free(s->keys);
+	s->keys = grown;
+	s->capkeys *= 2;
+	return 0;
 }
 
 /*
@@ -212,6 +257,15 @@ static int scan_string(struct scan *s, const unsigned char **raw, size_t *len,
 	*escaped = false;
 	*raw = p;
 	for (;;) {
+		/* Eight bytes at a time while none needs a closer look. */
+		while (end - p >= 8) {
+			uint64_t w;
+
+			memcpy(&w, p, 8);
+			if (needs_look(w))
+				break;
+			p += 8;
+		}
 		while (p < end && plain[*p])
 			p++;
 		if (p >= end)
@@ -344,8 +398,9 @@ static const char *key_text(const struct scan *s, const struct key *k)
 static bool same_key(const struct scan *s, const struct key *a,
 		     const struct key *b)
 {
-	return a->len == b->len &&
-	       !memcmp(key_text(s, a), key_text(s, b), a->len);
+	return a->len == b->len && a->prefix == b->prefix &&
+	       (a->len <= 8 ||
+		!memcmp(key_text(s, a), key_text(s, b), a->len));
 }
 
 struct sorted_key {
@@ -396,42 +451,40 @@ static int read_key(struct scan *s, size_t frame, const char **text,
 		    size_t *len)
 {
 	const unsigned char *at = s->p, *raw;
-	struct key k;
+	struct key *k;
 	bool escaped;
-	size_t i;
+	size_t i, n;
 
-	if (scan_string(s, &raw, &k.len, &escaped))
+	if (scan_string(s, &raw, &n, &escaped))
 		return -1;
-	k.decoded = escaped;
-	k.off = (size_t)(raw - s->start);
+	if (s->nkeys == s->capkeys && grow_keys(s))
+		return nomem(s);
+	/* Filled in place: a copy of a just-written struct stalls. */
+	k = &s->keys[s->nkeys];
+	k->decoded = escaped;
+	k->off = (size_t)(raw - s->start);
+	k->len = n;
 	if (escaped) {
-		char *out = dec_reserve(s, k.len);
+		char *out = dec_reserve(s, n);
 
 		if (!out)
 			return nomem(s);
-		k.len = unescape(raw, k.len, out);
-		if (memchr(out, '\0', k.len))
+		k->len = unescape(raw, n, out);
+		if (memchr(out, '\0', k->len))
 			return fail(s, at, "NUL byte in object key not supported");
-		k.off = s->declen;
-		s->declen += k.len;
+		k->off = s->declen;
+		s->declen += k->len;
 	}
+	k->prefix = 0;
+	memcpy(&k->prefix, key_text(s, k), k->len < 8 ? k->len : 8);
 	if (s->nkeys - frame < SMALL_OBJECT) {
 		for (i = frame; i < s->nkeys; i++)
-			if (same_key(s, &s->keys[i], &k))
+			if (same_key(s, &s->keys[i], k))
 				return fail(s, at, "duplicate object key");
 	}
-	if (s->nkeys == s->capkeys) {
-		size_t cap = s->capkeys ? s->capkeys * 2 : 64;
-		struct key *grown = realloc(s->keys, cap * sizeof(*grown));
-
-		if (!grown)
-			return nomem(s);
-		s->keys = grown;
-		s->capkeys = cap;
-	}
-	s->keys[s->nkeys++] = k;
-	*text = key_text(s, &k);
-	*len = k.len;
+	s->nkeys++;
+	*text = key_text(s, k);
+	*len = k->len;
 	return 0;
 }
 
@@ -766,11 +819,18 @@ json_t *pick_loadb(const char *buf, size_t len, const struct pick_rule *rule,
 	struct scan s;
 	json_t *root = NULL;
 
-	memset(&s, 0, sizeof(s));
 	memset(err, 0, sizeof(*err));
 	s.start = s.p = (const unsigned char *)buf;
 	s.end = s.start + len;
+	s.depth = 0;
 	s.err = err;
+	s.failed = false;
+	s.keys = s.inline_keys;
+	s.nkeys = 0;
+	s.capkeys = INLINE_KEYS;
+	s.dec = s.inline_dec;
+	s.declen = 0;
+	s.deccap = INLINE_DEC;
 	skip_space(&s);
 	if (s.p >= s.end || (*s.p != '{' && *s.p != '[')) {
 		fail_here(&s, "'[' or '{' expected");
@@ -782,7 +842,9 @@ json_t *pick_loadb(const char *buf, size_t len, const struct pick_rule *rule,
 			root = NULL;
 		}
 	}
-	free(s.keys);
-	free(s.dec);
+	if (s.keys != s.inline_keys)
+		free(s.keys);
+	if (s.dec != s.inline_dec)
+		free(s.dec);
 	return root;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "policy.h"
 #include "review.h"
 #include "util.h"
@@ -186,17 +187,21 @@ int review_handlen(const struct config *cfg, const char *body, size_t len,
 	json_t *root;
 	int rc;
 
+	/* Every jansson value of this review lives and dies in here. */
+	(void)arena_begin();
 	root = pick_loadb(body, len, &review_rule, &perr);
-	if (!root && perr.status == PICK_NOMEM)
-		return text_answer(ans, 500, "internal error: out of memory");
-	if (!root) {
+	if (root) {
+		rc = review_handle_json(cfg, root, ans);
+		json_decref(root);
+	} else if (perr.status == PICK_NOMEM) {
+		rc = text_answer(ans, 500, "internal error: out of memory");
+	} else {
 		snprintf(reason, sizeof(reason),
 			 "request body is not JSON: %s (line %d, column %d)",
 			 perr.text, perr.line, perr.column);
-		return text_answer(ans, 400, reason);
+		rc = text_answer(ans, 400, reason);
 	}
-	rc = review_handle_json(cfg, root, ans);
-	json_decref(root);
+	arena_end();
 	return rc;
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "util.h"
 
 void buf_release(struct buf *b)
@@ -268,7 +269,7 @@ void util_json_dump(struct buf *b, const json_t *v)
 			return;
 		}
 		buf_add(b, text);
-		free(text);
+		arena_free(text);
 		return;
 	}
 }

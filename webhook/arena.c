@@ -1,0 +1,181 @@
+/*
+ * arena.c - a per-thread bump allocator for jansson (see arena.h).
+ *
+ * Each thread that calls arena_begin() gets an arena: a list of chunks,
+ * the newest first, each twice the size of the one before.  The first
+ * chunk is kept between requests, so a typical review allocates nothing
+ * from malloc() for its values; the larger ones are freed by arena_end().
+ * A pthread key frees the arena when its thread exits.
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <jansson.h>
+
+#include "arena.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define VGPU_NO_ARENA 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define VGPU_NO_ARENA 1
+#endif
+#endif
+
+#ifdef VGPU_NO_ARENA
+#define ARENA_ENABLED false
+#else
+#define ARENA_ENABLED true
+#endif
+
+#define FIRST_CHUNK ((size_t)64 << 10)
+#define ALIGN ((size_t)16)
+
+struct chunk {
+	struct chunk *next;
+	char *base;
+	size_t size;
+	size_t used;
+};
+
+struct arena {
+	struct chunk *head; /* newest; the last one is the first chunk */
+	bool active;
+};
+
+static pthread_key_t arena_key;
+static _Thread_local struct arena *mine;
+
+static struct chunk *chunk_new(size_t size, struct chunk *next)
+{
+	struct chunk *c = malloc(sizeof(*c) + size);
+
+	if (!c)
+		return NULL;
+	c->next = next;
+	c->base = (char *)(c + 1);
+	c->size = size;
+	c->used = 0;
+	return c;
+}
+
+/* Frees every chunk but the first, and empties that one. */
+static void arena_reset(struct arena *a)
+{
+	while (a->head && a->head->next) {
+		struct chunk *c = a->head;
+
+		a->head = c->next;
+		free(c);
+	}
+	if (a->head)
+		a->head->used = 0;
+}
+
+static void arena_destroy(void *p)
+{
+	struct arena *a = p;
+
+	if (!a)
+		return;
+	arena_reset(a);
+	free(a->head);
+	free(a);
+}
+
+static bool owns(const struct arena *a, const void *p)
+{
+	const struct chunk *c;
+	uintptr_t u = (uintptr_t)p;
+
+	for (c = a->head; c; c = c->next)
+		if (u >= (uintptr_t)c->base && u < (uintptr_t)c->base + c->size)
+			return true;
+	return false;
+}
+
+static void *arena_malloc(size_t n)
+{
+	struct arena *a = mine;
+	struct chunk *c;
+	size_t size;
+	void *p;
+
+	if (!a || !a->active)
+		return malloc(n);
+	n = n ? (n + ALIGN - 1) & ~(ALIGN - 1) : ALIGN;
+	c = a->head;
+	if (n > c->size - c->used) {
+		size = c->size * 2;
+		while (size < n)
+			size *= 2;
+		if (size > SIZE_MAX / 4)
+			return NULL;
+		c = chunk_new(size, a->head);
+		if (!c)
+			return NULL;
+		a->head = c;
+	}
+	p = c->base + c->used;
+	c->used += n;
+	return p;
+}
+
+static void arena_release(void *p)
+{
+	struct arena *a = mine;
+
+	if (!p || (a && a->active && owns(a, p)))
+		return;
+	free(p);
+}
+
+void arena_free(void *p)
+{
+	arena_release(p);
+}
+
+static bool installed;
+
+void arena_setup(void)
+{
+	if (!ARENA_ENABLED || installed ||
+	    pthread_key_create(&arena_key, arena_destroy))
+		return;
+	json_set_alloc_funcs(arena_malloc, arena_release);
+	installed = true;
+}
+
+int arena_begin(void)
+{
+	struct arena *a = mine;
+
+	if (!installed)
+		return -1;
+	if (!a) {
+		a = calloc(1, sizeof(*a));
+		if (!a)
+			return -1;
+		a->head = chunk_new(FIRST_CHUNK, NULL);
+		if (!a->head || pthread_setspecific(arena_key, a)) {
+			free(a->head);
+			free(a);
+			return -1;
+		}
+		mine = a;
+	}
+	a->active = true;
+	return 0;
+}
+
+void arena_end(void)
+{
+	struct arena *a = mine;
+
+	if (!a || !a->active)
+		return;
+	a->active = false;
+	arena_reset(a);
+}
