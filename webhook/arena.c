@@ -105,14 +105,14 @@ static void *arena_malloc(size_t n)
 
 	if (!a || !a->active)
 		return malloc(n);
+	if (n > SIZE_MAX / 4)
+		return NULL;
 	n = n ? (n + ALIGN - 1) & ~(ALIGN - 1) : ALIGN;
 	c = a->head;
 	if (n > c->size - c->used) {
 		size = c->size * 2;
 		while (size < n)
 			size *= 2;
-		if (size > SIZE_MAX / 4)
-			return NULL;
 		c = chunk_new(size, a->head);
 		if (!c)
 			return NULL;

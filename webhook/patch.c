@@ -31,8 +31,19 @@ int patch_push(struct patch *p, const char *op, const char *path,
 
 	if (!value)
 		return -1;
-	o = json_pack("{s:s, s:s, s:o}", "op", op, "path", path, "value",
-		      value);
+	/* By hand rather than json_pack(), which parses its format each
+	 * time: a patch is built on every request. */
+	o = json_object();
+	if (!o || json_object_set_new_nocheck(o, "op", json_string(op)) ||
+	    json_object_set_new_nocheck(o, "path", json_string(path))) {
+		json_decref(o);
+		json_decref(value);
+		return -1;
+	}
+	if (json_object_set_new_nocheck(o, "value", value)) {
+		json_decref(o);
+		return -1;
+	}
 	return json_array_append_new(p->ops, o);
 }
 

@@ -74,16 +74,36 @@ static const unsigned char plain[256] = {
 #define ONES UINT64_C(0x0101010101010101)
 #define HIGHS UINT64_C(0x8080808080808080)
 
-/*
- * Whether any of the eight bytes of w is not plain: a byte below 0x20 or
- * from 0x80 up, '"' or '\\'.  (Exact for "any"; which byte is not said.)
- */
-static inline bool needs_look(uint64_t w)
-{
-	uint64_t quote = w ^ (ONES * '"'), slash = w ^ (ONES * '\\');
+#define LOWS UINT64_C(0x7f7f7f7f7f7f7f7f)
 
-	return (((w - ONES * 0x20) | (quote - ONES) | (slash - ONES)) &
-		~w & HIGHS) | (w & HIGHS);
+/* w, loaded from memory, as if the machine were little-endian. */
+static inline uint64_t le64(uint64_t w)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return __builtin_bswap64(w);
+#else
+	return w;
+#endif
+}
+
+/* The high bit of each byte of w that is zero; the other bits clear. */
+static inline uint64_t zero_bytes(uint64_t w)
+{
+	return ~(((w & LOWS) + LOWS) | w) & HIGHS;
+}
+
+/*
+ * The high bit of each of the eight bytes of w that is not plain: below
+ * 0x20, from 0x80 up, '"' or '\\'.  Exact for every byte (no carry crosses
+ * from one byte into the next).
+ */
+static inline uint64_t special_bytes(uint64_t w)
+{
+	uint64_t below_space = ~((w & LOWS) + ONES * (0x80 - 0x20)) & ~w &
+			       HIGHS;
+
+	return (w & HIGHS) | below_space | zero_bytes(w ^ (ONES * '"')) |
+	       zero_bytes(w ^ (ONES * '\\'));
 }
 
 /* Records the first error, at byte at; returns -1. */
@@ -135,11 +155,17 @@ static int fail_here(struct scan *s, const char *what)
 	return fail(s, s->p, "%s", what);
 }
 
-static void skip_space(struct scan *s)
+static inline void skip_space(struct scan *s)
 {
-	while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' ||
-				 *s->p == '\r' || *s->p == '\t'))
-		s->p++;
+	const unsigned char *p = s->p, *end = s->end;
+
+	/* Most calls meet a token at once: every byte of one is above ' '. */
+	if (p < end && *p > ' ')
+		return;
+	while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' ||
+			   *p == '\t'))
+		p++;
+	s->p = p;
 }
 
 /* Makes room for extra more bytes in dec; returns a pointer to them. */
@@ -257,13 +283,18 @@ static int scan_string(struct scan *s, const unsigned char **raw, size_t *len,
 	*escaped = false;
 	*raw = p;
 	for (;;) {
-		/* Eight bytes at a time while none needs a closer look. */
+		/* Eight bytes at a time, up to the first one that is not
+		 * plain (the words are read as little-endian). */
 		while (end - p >= 8) {
-			uint64_t w;
+			uint64_t w, special;
 
 			memcpy(&w, p, 8);
-			if (needs_look(w))
+			w = le64(w);
+			special = special_bytes(w);
+			if (special) {
+				p += (size_t)__builtin_ctzll(special) / 8;
 				break;
+			}
 			p += 8;
 		}
 		while (p < end && plain[*p])
@@ -490,6 +521,25 @@ static int read_key(struct scan *s, size_t frame, const char **text,
 
 static int value(struct scan *s, const struct pick_rule *r, json_t **out);
 
+/*
+ * After a member or an element: moves past a ',' (returns 1: another one
+ * follows) or past close (returns 0: the end), or fails (-1).
+ */
+static int after_item(struct scan *s, char close)
+{
+	skip_space(s);
+	if (s->p < s->end && *s->p == ',') {
+		s->p++;
+		skip_space(s);
+		return 1;
+	}
+	if (s->p < s->end && *s->p == close) {
+		s->p++;
+		return 0;
+	}
+	return fail_here(s, close == '}' ? "'}' expected" : "']' expected");
+}
+
 /* The rule for the member key of an object read under r (built). */
 static const struct pick_rule *member_rule(const struct pick_rule *r,
 					   const char *key, size_t len)
@@ -513,7 +563,7 @@ static int object(struct scan *s, const struct pick_rule *r, json_t **out)
 	bool build = r && (r->kind == PICK_ALL || r->kind == PICK_OBJECT);
 	size_t frame = s->nkeys, decmark = s->declen;
 	json_t *obj = NULL;
-	int rc = -1;
+	int rc = -1, more;
 
 	s->p++;
 	skip_space(s);
@@ -550,18 +600,11 @@ static int object(struct scan *s, const struct pick_rule *r, json_t **out)
 			nomem(s);
 			goto out;
 		}
-		skip_space(s);
-		if (s->p < s->end && *s->p == ',') {
-			s->p++;
-			skip_space(s);
-			continue;
-		}
-		if (s->p < s->end && *s->p == '}') {
-			s->p++;
+		more = after_item(s, '}');
+		if (more < 0)
+			goto out;
+		if (!more)
 			break;
-		}
-		fail_here(s, "'}' expected");
-		goto out;
 	}
 	rc = s->nkeys - frame > SMALL_OBJECT ?
 	     check_large_object(s, frame, s->p - 1) : 0;
@@ -585,6 +628,7 @@ static int array(struct scan *s, const struct pick_rule *r, json_t **out)
 {
 	const struct pick_rule *item = NULL;
 	json_t *arr = NULL;
+	int more;
 
 	if (r && r->kind == PICK_ALL)
 		item = &pick_all;
@@ -608,18 +652,11 @@ static int array(struct scan *s, const struct pick_rule *r, json_t **out)
 			nomem(s);
 			goto fail;
 		}
-		skip_space(s);
-		if (s->p < s->end && *s->p == ',') {
-			s->p++;
-			skip_space(s);
-			continue;
-		}
-		if (s->p < s->end && *s->p == ']') {
-			s->p++;
+		more = after_item(s, ']');
+		if (more < 0)
+			goto fail;
+		if (!more)
 			break;
-		}
-		fail_here(s, "']' expected");
-		goto fail;
 	}
 	*out = arr;
 	return 0;
