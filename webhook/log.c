@@ -93,6 +93,27 @@ static bool is_control(const unsigned char *p, size_t n)
 }
 
 /*
+ * The length of the run of printable ASCII at p[0..n), but '"' and '\\',
+ * and at most the bytes a value started at start may still take: what the
+ * loops below would append one character at a time.
+ */
+static size_t plain_run(const struct line *l, size_t start,
+			const unsigned char *p, size_t n)
+{
+	size_t used = l->len - start, max, i;
+
+	if (used > VALUE_MAX_BYTES)
+		return 0;
+	max = VALUE_MAX_BYTES + 1 - used;
+	if (n > max)
+		n = max;
+	for (i = 0; i < n && p[i] >= 0x20 && p[i] < 0x7f && p[i] != '"' &&
+		    p[i] != '\\'; i++)
+		;
+	return i;
+}
+
+/*
  * Appends s as the inside of a JSON string, cut with "..." once it takes
  * VALUE_MAX_BYTES.
  */
@@ -103,8 +124,14 @@ static void put_json_text(struct line *l, const char *s)
 	char esc[8];
 
 	while (i < n && !l->full) {
-		size_t k = utf8_valid(p + i, n - i);
+		size_t k = plain_run(l, start, p + i, n - i);
 
+		if (k) {
+			put(l, s + i, k);
+			i += k;
+			continue;
+		}
+		k = utf8_valid(p + i, n - i);
 		if (l->len - start > VALUE_MAX_BYTES) {
 			put(l, "...", 3);
 			break;
@@ -156,8 +183,14 @@ static void put_text(struct line *l, const char *s, bool quoted)
 	char esc[8];
 
 	while (i < n && !l->full) {
-		size_t k = utf8_valid(p + i, n - i);
+		size_t k = plain_run(l, start, p + i, n - i);
 
+		if (k) {
+			put(l, s + i, k);
+			i += k;
+			continue;
+		}
+		k = utf8_valid(p + i, n - i);
 		if (l->len - start > VALUE_MAX_BYTES) {
 			put(l, "...", 3);
 			break;

@@ -49,16 +49,18 @@ int patch_push(struct patch *p, const char *op, const char *path,
 
 void patch_pointer_append(struct buf *b, const char *key)
 {
-	const char *s;
+	const char *s = key;
 
 	buf_addn(b, "/", 1);
-	for (s = key; *s; s++) {
-		if (*s == '~')
-			buf_addn(b, "~0", 2);
-		else if (*s == '/')
-			buf_addn(b, "~1", 2);
-		else
-			buf_addn(b, s, 1);
+	for (;;) {
+		size_t run = strcspn(s, "~/");
+
+		buf_addn(b, s, run);
+		s += run;
+		if (!*s)
+			break;
+		buf_addn(b, *s == '~' ? "~0" : "~1", 2);
+		s++;
 	}
 }
 

@@ -23,6 +23,10 @@
 
 #include "pick.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 const struct pick_rule pick_all = { PICK_ALL, NULL, NULL, NULL };
 const struct pick_rule pick_stub = { PICK_STUB, NULL, NULL, NULL };
 
@@ -283,6 +287,24 @@ static int scan_string(struct scan *s, const unsigned char **raw, size_t *len,
 	*escaped = false;
 	*raw = p;
 	for (;;) {
+#ifdef __SSE2__
+		/* Sixteen bytes at a time: a signed compare with 0x20 finds
+		 * the control bytes and the bytes from 0x80 up at once. */
+		while (end - p >= 16) {
+			__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+			__m128i hit = _mm_or_si128(
+				_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
+					     _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
+				_mm_cmplt_epi8(x, _mm_set1_epi8(0x20)));
+			unsigned mask = (unsigned)_mm_movemask_epi8(hit);
+
+			if (mask) {
+				p += __builtin_ctz(mask);
+				goto look;
+			}
+			p += 16;
+		}
+#endif
 		/* Eight bytes at a time, up to the first one that is not
 		 * plain (the words are read as little-endian). */
 		while (end - p >= 8) {
@@ -299,6 +321,9 @@ static int scan_string(struct scan *s, const unsigned char **raw, size_t *len,
 		}
 		while (p < end && plain[*p])
 			p++;
+#ifdef __SSE2__
+look:
+#endif
 		if (p >= end)
 			return fail(s, p, "premature end of input");
 		if (*p == '"')

@@ -30,7 +30,7 @@ static bool buf_grow(struct buf *b, size_t extra)
 	need = b->len + extra + 1;
 	if (need <= b->cap)
 		return true;
-	cap = b->cap ? b->cap : 64;
+	cap = b->cap ? b->cap : 256;
 	while (cap < need)
 		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
 	s = realloc(b->s, cap);
@@ -46,8 +46,11 @@ fail:
 
 void buf_addn(struct buf *b, const char *s, size_t len)
 {
-	if (!buf_grow(b, len))
-		return;
+	/* The common case, room left, without a call. */
+	if (b->failed || len >= b->cap - b->len) {
+		if (!buf_grow(b, len))
+			return;
+	}
 	memcpy(b->s + b->len, s, len);
 	b->len += len;
 	b->s[b->len] = '\0';

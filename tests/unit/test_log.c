@@ -1,0 +1,143 @@
+/*
+ * test_log.c - the log line: quoting and escaping in both formats, control
+ * bytes and invalid UTF-8 masked, long values cut, one line per call.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "log.h"
+
+/*
+ * Runs log_fields() with stderr sent to a temporary file and returns the
+ * line written, without the date and time (which start the text line and
+ * are the "time" member of the JSON line).  The caller frees it.
+ */
+static char *logged(bool json, const char *msg, const struct log_field *f,
+		    size_t n)
+{
+	FILE *tmp = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	char *line;
+	long size;
+
+	assert_non_null(tmp);
+	assert_true(saved >= 0);
+	assert_true(dup2(fileno(tmp), STDERR_FILENO) >= 0);
+	log_setup(json, 0);
+	log_fields(LOG_INFO, msg, f, n);
+	assert_true(dup2(saved, STDERR_FILENO) >= 0);
+	close(saved);
+	size = lseek(fileno(tmp), 0, SEEK_END);
+	assert_true(size > 0);
+	line = calloc(1, (size_t)size + 1);
+	assert_non_null(line);
+	assert_int_equal(pread(fileno(tmp), line, (size_t)size, 0), size);
+	fclose(tmp);
+	/* exactly one line */
+	assert_int_equal(line[size - 1], '\n');
+	assert_null(memchr(line, '\n', (size_t)size - 1));
+	return line;
+}
+
+/* The text line after "TIME " (and before the newline). */
+static void check_text(const char *msg, const struct log_field *f, size_t n,
+		       const char *want)
+{
+	char *line = logged(false, msg, f, n);
+	char *rest = strchr(line, ' ');
+
+	assert_non_null(rest);
+	rest[strlen(rest) - 1] = '\0';
+	assert_string_equal(rest + 1, want);
+	free(line);
+}
+
+static void test_log__text_quoting(void **state)
+{
+	(void)state;
+	check_text("decision",
+		   (struct log_field[]){ LOG_STR("uid", "abc-1"),
+					 LOG_STR("name", "a b"),
+					 LOG_STR("q", "say \"hi\" \\ x=y"),
+					 LOG_STR("empty", ""),
+					 LOG_NUM("ops", 4) },
+		   5,
+		   "info decision uid=abc-1 name=\"a b\" "
+		   "q=\"say \\\"hi\\\" \\\\ x=y\" empty=\"\" ops=4");
+	/* control bytes and invalid UTF-8 never reach the line as they are */
+	check_text("m", (struct log_field[]){ LOG_STR("v", "a\nb\x01\xff\xc3\xa9") },
+		   1, "info m v=\"a\\x0ab\\x01\\xff\xc3\xa9\"");
+}
+
+static void test_log__json_escaping(void **state)
+{
+	char *line;
+	json_t *doc;
+
+	(void)state;
+	line = logged(true, "decision",
+		      (struct log_field[]){ LOG_STR("uid", "u\"1\\"),
+					    LOG_STR("name", "x\ty\x7f\xff\xc3\xa9"),
+					    LOG_NUM("latency_us", 171) },
+		      3);
+	doc = json_loads(line, 0, NULL);
+	assert_non_null(doc);
+	assert_string_equal(json_string_value(json_object_get(doc, "level")),
+			    "info");
+	assert_string_equal(json_string_value(json_object_get(doc, "msg")),
+			    "decision");
+	assert_string_equal(json_string_value(json_object_get(doc, "uid")),
+			    "u\"1\\");
+	assert_string_equal(json_string_value(json_object_get(doc, "name")),
+			    "x\ty\x7f\xef\xbf\xbd\xc3\xa9");
+	assert_int_equal(json_integer_value(json_object_get(doc, "latency_us")),
+			 171);
+	json_decref(doc);
+	free(line);
+}
+
+/* A value is cut after 1024 bytes with "...", in both formats. */
+static void test_log__long_values_cut(void **state)
+{
+	char big[3000];
+	char *line;
+	json_t *doc;
+	const char *v;
+
+	(void)state;
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	line = logged(true, "m", (struct log_field[]){ LOG_STR("v", big) }, 1);
+	doc = json_loads(line, 0, NULL);
+	assert_non_null(doc);
+	v = json_string_value(json_object_get(doc, "v"));
+	assert_int_equal(strlen(v), 1025 + 3);
+	assert_string_equal(v + 1025, "...");
+	json_decref(doc);
+	free(line);
+
+	line = logged(false, "m", (struct log_field[]){ LOG_STR("v", big) }, 1);
+	assert_non_null(strstr(line, " v="));
+	assert_int_equal(strlen(strstr(line, " v=") + 3), 1025 + 3 + 1);
+	free(line);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_log__text_quoting),
+		cmocka_unit_test(test_log__json_escaping),
+		cmocka_unit_test(test_log__long_values_cut),
+	};
+
+	return cmocka_run_group_tests_name("log", tests, NULL, NULL);
+}
