@@ -31,6 +31,12 @@
 #endif
 
 #define FIRST_CHUNK ((size_t)64 << 10)
+/*
+ * What one request may take from its arena; past it, values are malloc()'d
+ * as outside.  A large review then reuses freed memory that is still in
+ * the cache, instead of touching megabytes of new pages.
+ */
+#define BUDGET ((size_t)1 << 20)
 #define ALIGN ((size_t)16)
 
 struct chunk {
@@ -42,6 +48,7 @@ struct chunk {
 
 struct arena {
 	struct chunk *head; /* newest; the last one is the first chunk */
+	size_t total;       /* the sizes of the chunks */
 	bool active;
 };
 
@@ -70,8 +77,10 @@ static void arena_reset(struct arena *a)
 		a->head = c->next;
 		free(c);
 	}
-	if (a->head)
+	if (a->head) {
 		a->head->used = 0;
+		a->total = a->head->size;
+	}
 }
 
 static void arena_destroy(void *p)
@@ -113,10 +122,10 @@ static void *arena_malloc(size_t n)
 		size = c->size * 2;
 		while (size < n)
 			size *= 2;
-		c = chunk_new(size, a->head);
-		if (!c)
-			return NULL;
+		if (size > BUDGET - a->total || !(c = chunk_new(size, a->head)))
+			return malloc(n);
 		a->head = c;
+		a->total += size;
 	}
 	p = c->base + c->used;
 	c->used += n;
@@ -159,6 +168,7 @@ int arena_begin(void)
 		if (!a)
 			return -1;
 		a->head = chunk_new(FIRST_CHUNK, NULL);
+		a->total = FIRST_CHUNK;
 		if (!a->head || pthread_setspecific(arena_key, a)) {
 			free(a->head);
 			free(a);

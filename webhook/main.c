@@ -185,7 +185,7 @@ static void real_precision(const json_t *v, int *precision)
 static int run_default(const struct config *cfg, const char *path)
 {
 	struct decision d;
-	json_error_t jerr;
+	struct pick_error perr;
 	json_t *pod = NULL;
 	const char *kind;
 	char err[256], *out = NULL;
@@ -197,12 +197,13 @@ static int run_default(const struct config *cfg, const char *path)
 		input_error(path);
 		return 2;
 	}
-	pod = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
-			 &jerr);
+	/* The decoder of review, keeping everything: the same verdict on
+	 * the same bytes. */
+	pod = pick_loadb(body, len, &pick_all, &perr);
 	free(body);
 	if (!pod) {
 		fprintf(stderr, PROG ": %s is not JSON: %s (line %d, column %d)\n",
-			path, jerr.text, jerr.line, jerr.column);
+			path, perr.text, perr.line, perr.column);
 		return 2;
 	}
 	kind = json_string_value(json_object_get(pod, "kind"));

@@ -13,7 +13,10 @@
  *   with those flags: syntax, UTF-8, escapes and surrogate pairs, number
  *   ranges (int64 integers, reals that do not overflow), duplicate keys in
  *   every object (kept or not), NUL in keys, and nesting depth
- *   (JSON_PARSER_MAX_DEPTH, counted the same way).
+ *   (JSON_PARSER_MAX_DEPTH, counted the same way).  One exception: a raw
+ *   NUL byte is never accepted.  jansson drops one that directly follows a
+ *   number or a literal (its lexer reads one byte ahead and loses a NUL
+ *   when it puts it back), so it takes "[1\0]"; RFC 8259 does not.
  * - Every value the schema keeps is equal (json_equal) to what json_loadb()
  *   gives for it, and objects keep their members in document order.
  * - Where a value does not have the type its rule expects, the type is
