@@ -1,5 +1,5 @@
-# Fuzzing with libFuzzer (clang-14): the review decoder, the pod policy and
-# the quantity parser, each run for FUZZ_SECONDS by `make fuzz`, which
+# Fuzzing with libFuzzer (clang-14): the review decoder, the pod policy, the
+# selective JSON decoder and the quantity parser, each run for FUZZ_SECONDS by `make fuzz`, which
 # `make test` runs.  A longer run: make fuzz FUZZ_SECONDS=3600
 TEST_TARGETS += fuzz
 
@@ -11,7 +11,7 @@ FUZZ_CFLAGS = -std=c17 -D_POSIX_C_SOURCE=200809L -g -O1 \
 	-Ilib -Iwebhook -Itests/fuzz $(shell pkg-config --cflags jansson)
 FUZZ_CORE := $(wildcard lib/*.c) webhook/config.c webhook/util.c \
 	webhook/arena.c webhook/patch.c webhook/pick.c webhook/policy.c webhook/review.c
-FUZZ_TARGETS := fuzz_review fuzz_policy fuzz_quantity
+FUZZ_TARGETS := fuzz_review fuzz_policy fuzz_pick fuzz_quantity
 
 $(FUZZ_DIR)/fuzz_review: tests/fuzz/fuzz_review.c tests/fuzz/fuzz_common.c \
 		$(FUZZ_CORE) $(wildcard tests/fuzz/*.h webhook/*.h lib/*.h)
@@ -19,6 +19,11 @@ $(FUZZ_DIR)/fuzz_review: tests/fuzz/fuzz_review.c tests/fuzz/fuzz_common.c \
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -ljansson
 
 $(FUZZ_DIR)/fuzz_policy: tests/fuzz/fuzz_policy.c tests/fuzz/fuzz_common.c \
+		$(FUZZ_CORE) $(wildcard tests/fuzz/*.h webhook/*.h lib/*.h)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -ljansson
+
+$(FUZZ_DIR)/fuzz_pick: tests/fuzz/fuzz_pick.c tests/fuzz/fuzz_common.c \
 		$(FUZZ_CORE) $(wildcard tests/fuzz/*.h webhook/*.h lib/*.h)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -ljansson

@@ -5,6 +5,7 @@ usage: seeds.py OUTDIR
   OUTDIR/review/   every fixture's review.json
   OUTDIR/policy/   a config selector byte, then every fixture's pod
   OUTDIR/quantity/ quantities from the fixtures and a fixed list
+  OUTDIR/pick/     short JSON texts, valid and not
 """
 import json
 import os
@@ -15,6 +16,14 @@ QUANTITIES = ["0", "1", "-1", "+1", "1.5", ".5", "5.", "500m", "1n", "1u",
               "1e3", "1E3", "1e-3", "1.5e+2", "9223372036854775807",
               "9223372036854775808", "0.000000001", "1e999999999",
               "1e-999999999", "", ".", "1.2.3", "1K", "1ki", " 1", "--1"]
+
+
+PICK = [b'{"a":[1,-0.5e3,true,null],"o":{"a":"x","b":{"c":[]},"z":1},'
+        b'"l":[{"a":1,"b":2},[],"s",3],"skip":{"q":"\\u00e9\\ud83d\\ude00"}}',
+        b'[{"a":1,"a":2}]', b'{"o":[1],"l":{"a":1}}', b'[1\x00]',
+        b'{"\\u0061":1,"a":2}', b'[9223372036854775807,1e309]',
+        b'[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]',
+        b'["\xc3\xa9\xed\xa0\x80"]', b'{"a":"\\ud800\\u0041"}']
 
 
 def objects(value):
@@ -40,7 +49,7 @@ def pod_quantities(pod):
 
 def main():
     out = sys.argv[1]
-    for sub in ("review", "policy", "quantity"):
+    for sub in ("review", "policy", "quantity", "pick"):
         os.makedirs(os.path.join(out, sub), exist_ok=True)
     root = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cases")
     quantities = set(QUANTITIES)
@@ -64,6 +73,9 @@ def main():
                       "wb") as f:
                 f.write(bytes([selector]) + json.dumps(pod).encode())
         quantities.update(pod_quantities(pod))
+    for i, text in enumerate(PICK):
+        with open(os.path.join(out, "pick", "p%02d" % i), "wb") as f:
+            f.write(text)
     for i, q in enumerate(sorted(quantities)):
         with open(os.path.join(out, "quantity", "q%03d" % i), "w") as f:
             f.write(q)
