@@ -132,18 +132,13 @@ static void *arena_malloc(size_t n)
 	return p;
 }
 
-static void arena_release(void *p)
+void arena_free(void *p)
 {
 	struct arena *a = mine;
 
 	if (!p || (a && a->active && owns(a, p)))
 		return;
 	free(p);
-}
-
-void arena_free(void *p)
-{
-	arena_release(p);
 }
 
 static bool installed;
@@ -153,7 +148,7 @@ void arena_setup(void)
 	if (!ARENA_ENABLED || installed ||
 	    pthread_key_create(&arena_key, arena_destroy))
 		return;
-	json_set_alloc_funcs(arena_malloc, arena_release);
+	json_set_alloc_funcs(arena_malloc, arena_free);
 	installed = true;
 }
 

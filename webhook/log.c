@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "util.h"
 
 #define LINE_MAX_BYTES 4096
 /* Kept free at the end of a line for ",\"truncated\":true}\n". */
@@ -59,29 +60,10 @@ static void puts_(struct line *l, const char *s)
 	put(l, s, strlen(s));
 }
 
-/*
- * The length of the valid UTF-8 sequence at p[0..n), or 0 when it is not
- * one (overlong forms, surrogates and code points past U+10FFFF included).
- */
+/* The length of the valid UTF-8 sequence at p[0..n), or 0. */
 static size_t utf8_valid(const unsigned char *p, size_t n)
 {
-	unsigned c = p[0];
-	size_t len, i;
-
-	if (c < 0x80)
-		return 1;
-	if (c < 0xc2 || c > 0xf4)
-		return 0;
-	len = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
-	if (n < len)
-		return 0;
-	for (i = 1; i < len; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0) ||
-	    (c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] >= 0x90))
-		return 0;
-	return len;
+	return p[0] < 0x80 ? 1 : util_utf8_sequence(p, n);
 }
 
 /* Whether the code point at p (a valid sequence of n bytes) is C0, DEL or C1. */

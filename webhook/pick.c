@@ -214,42 +214,6 @@ static int grow_keys(struct scan *s)
 	return 0;
 }
 
-/*
- * The length of the valid UTF-8 sequence of two to four bytes at p, or 0:
- * no overlong forms, no surrogates, nothing past U+10FFFF (as jansson's
- * utf8_check_full()).
- */
-static size_t utf8_sequence(const unsigned char *p, const unsigned char *end)
-{
-	unsigned c = p[0];
-	size_t n, i;
-	uint32_t v;
-
-	if (c >= 0xC2 && c <= 0xDF) {
-		n = 2;
-		v = c & 0x1F;
-	} else if (c >= 0xE0 && c <= 0xEF) {
-		n = 3;
-		v = c & 0x0F;
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		n = 4;
-		v = c & 0x07;
-	} else {
-		return 0;
-	}
-	if ((size_t)(end - p) < n)
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xC0) != 0x80)
-			return 0;
-		v = (v << 6) | (p[i] & 0x3F);
-	}
-	if ((n == 3 && (v < 0x800 || (v >= 0xD800 && v <= 0xDFFF))) ||
-	    (n == 4 && (v < 0x10000 || v > 0x10FFFF)))
-		return 0;
-	return n;
-}
-
 /* The value of the four hex digits at p, or -1. */
 static long hex4(const unsigned char *p, const unsigned char *end)
 {
@@ -366,7 +330,7 @@ look:
 			return fail(s, p, *p == '\n' ? "unexpected newline" :
 				    "control character 0x%x", *p);
 		} else {
-			size_t n = utf8_sequence(p, end);
+			size_t n = util_utf8_sequence(p, (size_t)(end - p));
 
 			if (!n)
 				return fail(s, p, "unable to decode byte 0x%x", *p);

@@ -169,6 +169,37 @@ size_t util_mask_cut(char *dst, size_t size, const char *s, size_t len,
 	return o;
 }
 
+size_t util_utf8_sequence(const unsigned char *p, size_t n)
+{
+	unsigned c = p[0];
+	size_t len, i;
+	uint32_t v;
+
+	if (c >= 0xC2 && c <= 0xDF) {
+		len = 2;
+		v = c & 0x1F;
+	} else if (c >= 0xE0 && c <= 0xEF) {
+		len = 3;
+		v = c & 0x0F;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		len = 4;
+		v = c & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xC0) != 0x80)
+			return 0;
+		v = (v << 6) | (p[i] & 0x3F);
+	}
+	if ((len == 3 && (v < 0x800 || (v >= 0xD800 && v <= 0xDFFF))) ||
+	    (len == 4 && (v < 0x10000 || v > 0x10FFFF)))
+		return 0;
+	return len;
+}
+
 const char *util_json_type(const json_t *v)
 {
 	switch (json_typeof(v)) {

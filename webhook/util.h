@@ -49,6 +49,13 @@ char *buf_detach(struct buf *b, size_t *len);
 size_t util_mask_cut(char *dst, size_t size, const char *s, size_t len,
 		     size_t max_chars);
 
+/*
+ * The length of the valid UTF-8 sequence of two to four bytes at p[0..n)
+ * (p[0] >= 0x80), or 0 when it is not one: overlong forms, surrogates and
+ * code points past U+10FFFF are not valid.
+ */
+size_t util_utf8_sequence(const unsigned char *p, size_t n);
+
 /* "an object", "an array", "a string", "a number", "a boolean" or "null":
  * the JSON type of v for messages. */
 const char *util_json_type(const json_t *v);
