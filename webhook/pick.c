@@ -76,9 +76,8 @@ static const unsigned char plain[256] = {
 };
 
 #define ONES UINT64_C(0x0101010101010101)
-#define HIGHS UINT64_C(0x8080808080808080)
-
 #define LOWS UINT64_C(0x7f7f7f7f7f7f7f7f)
+#define HIGHS UINT64_C(0x8080808080808080)
 
 /* w, loaded from memory, as if the machine were little-endian. */
 static inline uint64_t le64(uint64_t w)
