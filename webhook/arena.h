@@ -17,9 +17,9 @@
  *   is freed with arena_free(), never free().
  * - Other threads, and code outside the pair, are not affected.
  *
- * Under AddressSanitizer (and with -DVGPU_NO_ARENA) the arena is off and
- * every value is a malloc() of its own, so that the sanitizers and
- * valgrind check each one.
+ * Under AddressSanitizer the arena is off, and every value is a malloc()
+ * of its own that the sanitizer checks; -DVGPU_NO_ARENA turns it off in any
+ * build.  The valgrind suite runs with the arena on, as in production.
  */
 #ifndef ARENA_H
 #define ARENA_H
