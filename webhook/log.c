@@ -77,7 +77,7 @@ static bool is_control(const unsigned char *p, size_t n)
 /*
  * The length of the run of printable ASCII at p[0..n), but '"' and '\\',
  * and at most the bytes a value started at start may still take: what the
- * loops below would append one character at a time.
+ * loop below would append one character at a time.
  */
 static size_t plain_run(const struct line *l, size_t start,
 			const unsigned char *p, size_t n)
@@ -95,51 +95,6 @@ static size_t plain_run(const struct line *l, size_t start,
 	return i;
 }
 
-/*
- * Appends s as the inside of a JSON string, cut with "..." once it takes
- * VALUE_MAX_BYTES.
- */
-static void put_json_text(struct line *l, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s), i = 0, start = l->len;
-	char esc[8];
-
-	while (i < n && !l->full) {
-		size_t k = plain_run(l, start, p + i, n - i);
-
-		if (k) {
-			put(l, s + i, k);
-			i += k;
-			continue;
-		}
-		k = utf8_valid(p + i, n - i);
-		if (l->len - start > VALUE_MAX_BYTES) {
-			put(l, "...", 3);
-			break;
-		}
-
-		if (k == 0) {
-			put(l, "\\ufffd", 6);
-			i++;
-			continue;
-		}
-		if (p[i] == '"' || p[i] == '\\') {
-			esc[0] = '\\';
-			esc[1] = (char)p[i];
-			put(l, esc, 2);
-		} else if (is_control(p + i, k)) {
-			unsigned cp = k == 1 ? p[i] : p[i + 1];
-
-			snprintf(esc, sizeof(esc), "\\u%04x", cp);
-			put(l, esc, 6);
-		} else {
-			put(l, s + i, k);
-		}
-		i += k;
-	}
-}
-
 /* Whether a text value must be quoted. */
 static bool text_needs_quotes(const char *s)
 {
@@ -154,15 +109,55 @@ static bool text_needs_quotes(const char *s)
 	return false;
 }
 
+/* How a value is written. */
+enum style {
+	STYLE_TEXT,   /* a text line, unquoted */
+	STYLE_QUOTED, /* a text line, in quotes: '"' and '\\' escaped */
+	STYLE_JSON,   /* the inside of a JSON string */
+};
+
 /*
- * Appends s for a text line: control bytes and invalid UTF-8 become \xNN,
- * and with quoted, '"' and '\' are escaped.  Cut like put_json_text().
+ * Appends the character at p, whose valid UTF-8 sequence takes k bytes (0:
+ * not valid), in style st; returns the bytes of p it took.  In text,
+ * control characters and invalid bytes become \xNN; in JSON, control
+ * characters become \u00NN and invalid bytes U+FFFD.
  */
-static void put_text(struct line *l, const char *s, bool quoted)
+static size_t put_char(struct line *l, const unsigned char *p, size_t k,
+		       enum style st)
+{
+	char esc[8];
+	size_t j;
+
+	if (st == STYLE_JSON && k == 0) {
+		put(l, "\\ufffd", 6);
+		return 1;
+	}
+	if (st != STYLE_JSON && (k == 0 || is_control(p, k))) {
+		k = k ? k : 1;
+		for (j = 0; j < k; j++) {
+			snprintf(esc, sizeof(esc), "\\x%02x", p[j]);
+			put(l, esc, 4);
+		}
+		return k;
+	}
+	if (st != STYLE_TEXT && (p[0] == '"' || p[0] == '\\')) {
+		esc[0] = '\\';
+		esc[1] = (char)p[0];
+		put(l, esc, 2);
+	} else if (st == STYLE_JSON && is_control(p, k)) {
+		snprintf(esc, sizeof(esc), "\\u%04x", k == 1 ? p[0] : p[1]);
+		put(l, esc, 6);
+	} else {
+		put(l, (const char *)p, k);
+	}
+	return k;
+}
+
+/* Appends s in style st, cut with "..." once it takes VALUE_MAX_BYTES. */
+static void put_value(struct line *l, const char *s, enum style st)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t n = strlen(s), i = 0, start = l->len;
-	char esc[8];
 
 	while (i < n && !l->full) {
 		size_t k = plain_run(l, start, p + i, n - i);
@@ -172,30 +167,11 @@ static void put_text(struct line *l, const char *s, bool quoted)
 			i += k;
 			continue;
 		}
-		k = utf8_valid(p + i, n - i);
 		if (l->len - start > VALUE_MAX_BYTES) {
 			put(l, "...", 3);
 			break;
 		}
-
-		if (k == 0 || is_control(p + i, k)) {
-			size_t j, m = k ? k : 1;
-
-			for (j = 0; j < m; j++) {
-				snprintf(esc, sizeof(esc), "\\x%02x", p[i + j]);
-				put(l, esc, 4);
-			}
-			i += m;
-			continue;
-		}
-		if (quoted && (p[i] == '"' || p[i] == '\\')) {
-			esc[0] = '\\';
-			esc[1] = (char)p[i];
-			put(l, esc, 2);
-		} else {
-			put(l, s + i, k);
-		}
-		i += k;
+		i += put_char(l, p + i, utf8_valid(p + i, n - i), st);
 	}
 }
 
@@ -256,14 +232,14 @@ void log_fields(enum log_level level, const char *msg,
 		puts_(&l, "\",\"level\":\"");
 		puts_(&l, level_names[level]);
 		puts_(&l, "\",\"msg\":\"");
-		put_json_text(&l, msg);
+		put_value(&l, msg, STYLE_JSON);
 		put(&l, "\"", 1);
 	} else {
 		put_time(&l);
 		put(&l, " ", 1);
 		puts_(&l, level_names[level]);
 		put(&l, " ", 1);
-		put_text(&l, msg, false);
+		put_value(&l, msg, STYLE_TEXT);
 	}
 	for (i = 0; i < nfields; i++) {
 		const struct log_field *f = &fields[i];
@@ -274,24 +250,25 @@ void log_fields(enum log_level level, const char *msg,
 			snprintf(num, sizeof(num), "%lld", f->num);
 		if (log_json) {
 			puts_(&l, ",\"");
-			put_json_text(&l, f->key);
+			put_value(&l, f->key, STYLE_JSON);
 			puts_(&l, "\":");
 			if (f->is_num) {
 				puts_(&l, num);
 			} else {
 				put(&l, "\"", 1);
-				put_json_text(&l, s);
+				put_value(&l, s, STYLE_JSON);
 				put(&l, "\"", 1);
 			}
 		} else {
 			bool quoted = !f->is_num && text_needs_quotes(s);
 
 			put(&l, " ", 1);
-			put_text(&l, f->key, false);
+			put_value(&l, f->key, STYLE_TEXT);
 			put(&l, "=", 1);
 			if (quoted)
 				put(&l, "\"", 1);
-			put_text(&l, f->is_num ? num : s, quoted);
+			put_value(&l, f->is_num ? num : s,
+				  quoted ? STYLE_QUOTED : STYLE_TEXT);
 			if (quoted)
 				put(&l, "\"", 1);
 		}
