@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "toleration.h"
 #include "util.h"
 
 #define DEFAULT_SCHEDULER "hami-scheduler"
@@ -239,101 +240,6 @@ static int missing_key(struct where *w, const char *path, const char *key)
 	return -1;
 }
 
-static const char *const effects[] = { "", "NoSchedule", "PreferNoSchedule",
-				       "NoExecute" };
-static const char *const operators[] = { "", "Equal", "Exists" };
-
-/*
- * Validates one toleration as Kubernetes does (ValidateTolerations) and
- * appends a copy with its keys in a fixed order to out.
- */
-static int read_toleration(struct where *w, const char *path, const json_t *v,
-			   json_t *out)
-{
-	static const char *const keys[] = { "key", "operator", "value",
-					    "effect", "tolerationSeconds" };
-	const char *key = "", *op = "", *value = "", *effect = "";
-	const json_t *seconds = NULL, *item;
-	const char *k;
-	json_t *copy;
-	char sub[256];
-	size_t i;
-	int index;
-
-	if (!json_is_object(v))
-		return bad_type(w, path, "an object", v);
-	json_object_foreach((json_t *)v, k, item) {
-		for (i = 0; i < 5 && strcmp(k, keys[i]); i++)
-			;
-		if (i == 5)
-			return unknown_key(w, path, k);
-		if (json_is_null(item))
-			continue; /* null is absent, as Kubernetes reads it */
-		snprintf(sub, sizeof(sub), "%s.%.64s", path, k);
-		if (i == 4) {
-			if (!json_is_integer(item))
-				return bad_type(w, sub, "an integer", item);
-			seconds = item;
-			continue;
-		}
-		if (!json_is_string(item))
-			return bad_type(w, sub, "a string", item);
-		if (i == 1 && read_choice(w, sub, item, operators, 3, &index))
-			return -1;
-		if (i == 3 && read_choice(w, sub, item, effects, 4, &index))
-			return -1;
-		*(i == 0 ? &key : i == 1 ? &op : i == 2 ? &value : &effect) =
-			json_string_value(item);
-	}
-	if (key[0] && !vgpu_qualified_name_validn(key, strlen(key))) {
-		fail(w->err, w->errlen,
-		     "config %s: %s.key: \"%.64s\" is not a qualified name",
-		     w->file, path, key);
-		return -1;
-	}
-	if (!key[0] && strcmp(op, "Exists")) {
-		fail(w->err, w->errlen,
-		     "config %s: %s.operator: must be \"Exists\" when key is empty",
-		     w->file, path);
-		return -1;
-	}
-	if (!strcmp(op, "Exists") && value[0]) {
-		fail(w->err, w->errlen,
-		     "config %s: %s.value: must be empty when operator is \"Exists\"",
-		     w->file, path);
-		return -1;
-	}
-	if (strcmp(op, "Exists") && !vgpu_label_value_validn(value,
-							      strlen(value))) {
-		fail(w->err, w->errlen,
-		     "config %s: %s.value: \"%.64s\" is not a valid label value",
-		     w->file, path, value);
-		return -1;
-	}
-	if (seconds && strcmp(effect, "NoExecute")) {
-		fail(w->err, w->errlen,
-		     "config %s: %s.effect: must be \"NoExecute\" when tolerationSeconds is set",
-		     w->file, path);
-		return -1;
-	}
-	copy = json_object();
-	if (!copy)
-		goto oom;
-	for (i = 0; i < 5; i++) {
-		json_t *item_v = json_object_get(v, keys[i]);
-
-		if (item_v && !json_is_null(item_v) &&
-		    json_object_set(copy, keys[i], item_v))
-			goto oom;
-	}
-	if (json_array_append_new(out, copy))
-		goto oom;
-	return 0;
-oom:
-	fail(w->err, w->errlen, "out of memory");
-	return -1;
-}
-
 static const char *const core_policies[] = { "", "default", "force",
 					     "disable" };
 static const char *const oom_killers[] = { "", "true", "false" };
@@ -425,12 +331,22 @@ static int read_device(struct where *w, size_t index, const json_t *v,
 			if (!json_is_array(item))
 				return bad_type(w, sub, "an array", item);
 			json_array_foreach(item, t, tol) {
-				char tpath[160];
+				char tpath[160], msg[512];
+				json_t *copy;
 
 				snprintf(tpath, sizeof(tpath), "%s[%zu]", sub, t);
-				if (read_toleration(w, tpath, tol,
-						    d->tolerations))
+				if (toleration_check(tol, tpath, msg,
+						     sizeof(msg))) {
+					fail(w->err, w->errlen, "config %s: %s",
+					     w->file, msg);
 					return -1;
+				}
+				copy = toleration_copy(tol);
+				if (!copy || json_array_append_new(d->tolerations,
+								   copy)) {
+					fail(w->err, w->errlen, "out of memory");
+					return -1;
+				}
 			}
 		} else {
 			return unknown_key(w, path, key);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "policy.h"
+#include "toleration.h"
 
 /*
  * Pod values in messages, control bytes removed and bounded: a warning is
@@ -968,32 +969,6 @@ static void write_container(struct pod *p, const struct container *c)
 	write_env(p, c);
 }
 
-static bool same_field(const json_t *a, const json_t *b, const char *key)
-{
-	const char *x = json_string_value(json_object_get(a, key));
-	const char *y = json_string_value(json_object_get(b, key));
-
-	return !strcmp(x ? x : "", y ? y : "");
-}
-
-/* Equal tolerations: same key, operator, value and effect. */
-static bool same_toleration(const json_t *a, const json_t *b)
-{
-	return same_field(a, b, "key") && same_field(a, b, "operator") &&
-	       same_field(a, b, "value") && same_field(a, b, "effect");
-}
-
-static bool has_toleration(const json_t *list, const json_t *t)
-{
-	size_t i;
-	json_t *o;
-
-	json_array_foreach(list, i, o)
-		if (same_toleration(o, t))
-			return true;
-	return false;
-}
-
 /*
  * Adds each toleration of each family in use, unless an equal one is on
  * the pod or already added: one add of the list when the pod has none.
@@ -1013,8 +988,8 @@ static void write_tolerations(struct pod *p)
 		if (!family_in_use(p, f))
 			continue;
 		json_array_foreach(p->cfg->devices[f].tolerations, i, t) {
-			if (has_toleration(p->tolerations, t) ||
-			    has_toleration(added, t))
+			if (toleration_listed(p->tolerations, t) ||
+			    toleration_listed(added, t))
 				continue;
 			if (json_array_append_new(added, json_deep_copy(t)))
 				p->oom = true;
