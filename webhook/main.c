@@ -8,6 +8,7 @@
 
 #include "arena.h"
 #include "config.h"
+#include "pick.h"
 #include "policy.h"
 #include "review.h"
 #include "serve.h"

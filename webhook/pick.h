@@ -63,6 +63,31 @@ struct pick_field {
 #define PICK_FIELD(k, r) { (k), sizeof(k) - 1, (r) }
 #define PICK_END { NULL, 0, NULL }
 
+/*
+ * A schema written as the shape of the document, one macro per rule:
+ *
+ *	PICK_OBJ(PICK_FIELD("spec", PICK_OBJ(PICK_FIELD("nodeName",
+ *						   &pick_all))))
+ *
+ * Each gives a pointer to a rule held in a compound literal, so it may
+ * stand for the rule of a field or of an array's elements, also in a
+ * file-scope initializer (the literals then have static storage).
+ *   PICK_OBJ(fields...)              an object: the fields kept, others
+ *                                    dropped (the PICK_END is added)
+ *   PICK_OBJ_OTHERS(others, fields...) likewise, others by rule others
+ *   PICK_ARR(items)                  an array, each element by rule items
+ * A schema that another file names needs one rule object with external
+ * linkage: write its initializer out, with PICK_FIELDS() for its fields.
+ */
+#define PICK_FIELDS(...) \
+	((const struct pick_field[]){ __VA_ARGS__, PICK_END })
+#define PICK_OBJ_OTHERS(others, ...) \
+	(&(const struct pick_rule){ PICK_OBJECT, PICK_FIELDS(__VA_ARGS__), \
+				    (others), NULL })
+#define PICK_OBJ(...) PICK_OBJ_OTHERS(NULL, __VA_ARGS__)
+#define PICK_ARR(items) \
+	(&(const struct pick_rule){ PICK_ARRAY, NULL, NULL, (items) })
+
 extern const struct pick_rule pick_all;
 extern const struct pick_rule pick_stub;
 

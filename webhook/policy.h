@@ -10,7 +10,6 @@
 
 #include "config.h"
 #include "patch.h"
-#include "pick.h"
 
 #define POLICY_WARNING_MAX_CHARS 120
 #define POLICY_WARNINGS_MAX 30
@@ -21,14 +20,6 @@ struct decision {
 	struct patch patch; /* the operations when allowed; may be empty */
 	json_t *warnings;   /* array of strings, when allowed */
 };
-
-/*
- * The parts of a pod that policy_decide() reads, as a pick.h schema: a pod
- * decoded with it is decided exactly as the whole pod is.  It also keeps
- * metadata.name and metadata.generateName, which name the pod in logs.
- * Keep it in step with every json_object_get() of policy.c.
- */
-extern const struct pick_rule policy_pod_rule;
 
 /* Returns 0, or -1 out of memory. */
 int decision_init(struct decision *d) UTIL_WUR;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "pod.h"
 #include "policy.h"
 #include "review.h"
 #include "util.h"
@@ -60,7 +61,7 @@ static const struct pick_field request_fields[] = {
 	PICK_FIELD("subResource", &pick_all),
 	PICK_FIELD("operation", &pick_all),
 	PICK_FIELD("namespace", &pick_all),
-	PICK_FIELD("object", &policy_pod_rule),
+	PICK_FIELD("object", &pod_rule),
 	PICK_END,
 };
 static const struct pick_rule request_rule = {

@@ -1,0 +1,447 @@
+/*
+ * pod.c - reading a pod (pod.h): the schema and, beside each part of it,
+ * the reader that checks the JSON types of what it keeps.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pod.h"
+
+/* The state of one pod_read(). */
+struct reader {
+	struct pod *p;
+	const struct config *cfg;
+	char *err;
+	size_t errlen;
+	bool nomem;
+};
+
+const char *pod_label(char out[POD_LINE_SIZE], const char *s)
+{
+	util_mask_cut(out, POD_LINE_SIZE, s, strlen(s), POD_LINE_CHARS);
+	return out;
+}
+
+void pod_warnf(json_t *list, bool *nomem, const char *fmt, ...)
+{
+	char line[2048], cut[POD_LINE_SIZE];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	util_mask_cut(cut, sizeof(cut), line, strlen(line), POD_LINE_CHARS);
+	if (json_array_append_new(list, json_string(cut)))
+		*nomem = true;
+}
+
+static void invalid(struct reader *r, const char *fmt, ...)
+	UTIL_PRINTF(2, 3);
+
+/* The pod has a field of the wrong type: the message into r->err. */
+static void invalid(struct reader *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->err, r->errlen, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Returns the member key of obj when it has type t, NULL when it is absent
+ * or null, and fails with the path (printf-style, formatted only then)
+ * otherwise; *bad is then set.
+ */
+static json_t *vmember(struct reader *r, const json_t *obj, const char *key,
+		       json_type t, bool *bad, const char *fmt, va_list ap)
+{
+	json_t *v = json_object_get(obj, key);
+	char path[256];
+
+	if (!v || json_is_null(v))
+		return NULL;
+	if (t == JSON_STRING && json_is_string(v) &&
+	    strlen(json_string_value(v)) == json_string_length(v))
+		return v;
+	if (t != JSON_STRING && (json_typeof(v) == t ||
+				 (t == JSON_TRUE && json_typeof(v) == JSON_FALSE)))
+		return v;
+	vsnprintf(path, sizeof(path), fmt, ap);
+	if (json_is_string(v) && t == JSON_STRING)
+		invalid(r, "%s: contains a NUL character", path);
+	else
+		invalid(r, "%s: expected %s, got %s", path,
+			t == JSON_OBJECT ? "an object" :
+			t == JSON_ARRAY ? "an array" :
+			t == JSON_STRING ? "a string" : "a boolean",
+			util_json_type(v));
+	*bad = true;
+	return NULL;
+}
+
+static json_t *member(struct reader *r, const json_t *obj, const char *key,
+		      json_type t, bool *bad, const char *fmt, ...)
+	UTIL_PRINTF(6, 7);
+
+static json_t *member(struct reader *r, const json_t *obj, const char *key,
+		      json_type t, bool *bad, const char *fmt, ...)
+{
+	va_list ap;
+	json_t *v;
+
+	va_start(ap, fmt);
+	v = vmember(r, obj, key, t, bad, fmt, ap);
+	va_end(ap);
+	return v;
+}
+
+/* member() for a string; "" when absent. */
+static const char *string_member(struct reader *r, const json_t *obj,
+				 const char *key, bool *bad, const char *fmt,
+				 ...) UTIL_PRINTF(5, 6);
+
+static const char *string_member(struct reader *r, const json_t *obj,
+				 const char *key, bool *bad, const char *fmt,
+				 ...)
+{
+	va_list ap;
+	json_t *v;
+
+	va_start(ap, fmt);
+	v = vmember(r, obj, key, JSON_STRING, bad, fmt, ap);
+	va_end(ap);
+	return v ? json_string_value(v) : "";
+}
+
+/* The text of a JSON number as it would be written: shortest round trip. */
+static void number_text(const json_t *v, char *out, size_t size)
+{
+	double d;
+	int prec;
+
+	if (json_is_integer(v)) {
+		snprintf(out, size, "%" JSON_INTEGER_FORMAT,
+			 json_integer_value(v));
+		return;
+	}
+	d = json_real_value(v);
+	if (d > -1e15 && d < 1e15 && d == (double)(long long)d) {
+		snprintf(out, size, "%lld", (long long)d);
+		return;
+	}
+	for (prec = 1; prec <= 17; prec++) {
+		snprintf(out, size, "%.*g", prec, d);
+		if (strtod(out, NULL) == d)
+			return;
+	}
+}
+
+/*
+ * Reads the family keys of one resource map (limits or requests) into
+ * pairs.  Values must be strings or numbers; null is absent.
+ */
+static bool read_quantities(struct reader *r, const struct device *dev,
+			    json_t *map, const char *base, int which,
+			    struct pod_slot *s)
+{
+	int res;
+
+	for (res = 0; res < VGPU_NRESOURCES; res++) {
+		const char *key = vgpu_family_resource(&dev->family, res);
+		struct vgpu_pair *pair;
+		json_t *v;
+
+		if (!key || !map)
+			continue;
+		v = json_object_get(map, key);
+		if (!v || json_is_null(v))
+			continue;
+		pair = which ? &s->requests[s->nrequests++]
+			     : &s->limits[s->nlimits++];
+		pair->key = key;
+		pair->key_len = strlen(key);
+		if (json_is_string(v)) {
+			/* Kubernetes trims spaces when it decodes a quantity. */
+			pair->value = json_string_value(v);
+			pair->value_len = json_string_length(v);
+			while (pair->value_len && *pair->value == ' ') {
+				pair->value++;
+				pair->value_len--;
+			}
+			while (pair->value_len &&
+			       pair->value[pair->value_len - 1] == ' ')
+				pair->value_len--;
+		} else if (json_is_number(v)) {
+			number_text(v, s->text[which][res],
+				    sizeof(s->text[which][res]));
+			pair->value = s->text[which][res];
+			pair->value_len = strlen(pair->value);
+		} else {
+			invalid(r, "%s.resources.%s[\"%.100s\"]: expected a quantity, got %s",
+				base, which ? "requests" : "limits", key,
+				util_json_type(v));
+			return false;
+		}
+		if (which)
+			s->request_value[res] = v;
+	}
+	return true;
+}
+
+/* Checks the types of env entries: objects with a string name and value. */
+static bool read_env(struct reader *r, const json_t *env, const char *base)
+{
+	bool bad = false;
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(env, i, e) {
+		if (!json_is_object(e)) {
+			invalid(r, "%s.env[%zu]: expected an object, got %s",
+				base, i, util_json_type(e));
+			return false;
+		}
+		member(r, e, "name", JSON_STRING, &bad, "%s.env[%zu].name",
+		       base, i);
+		if (!bad)
+			member(r, e, "value", JSON_STRING, &bad,
+			       "%s.env[%zu].value", base, i);
+		if (bad)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * What read_container() reads, for initContainers and containers alike.
+ * Resource maps are kept whole, because the family names come from the
+ * config.  An env entry keeps name and value, and an empty stub of any
+ * other member, because an entry is "ours" only when it has no other
+ * member that is not null.
+ */
+static const struct pick_rule container_rule = {
+	PICK_OBJECT, PICK_FIELDS(
+		PICK_FIELD("name", &pick_all),
+		PICK_FIELD("resources", PICK_OBJ(
+			PICK_FIELD("limits", &pick_all),
+			PICK_FIELD("requests", &pick_all))),
+		PICK_FIELD("env", PICK_ARR(PICK_OBJ_OTHERS(&pick_stub,
+			PICK_FIELD("name", &pick_all),
+			PICK_FIELD("value", &pick_all)))),
+		PICK_FIELD("securityContext", PICK_OBJ(
+			PICK_FIELD("privileged", &pick_all)))),
+	NULL, NULL
+};
+
+/*
+ * Reads one container into c: its name, resource maps, env and privilege,
+ * and per family the entries the library resolves.  Returns false when
+ * a type is wrong (or memory ran out).
+ */
+static bool read_container(struct reader *r, const char *list, size_t index,
+			   json_t *obj, struct pod_container *c)
+{
+	const struct config *cfg = r->cfg;
+	char base[64];
+	json_t *security, *privileged;
+	bool bad = false;
+	size_t f;
+
+	c->list = list;
+	c->index = index;
+	snprintf(base, sizeof(base), "spec.%s[%zu]", list, index);
+	if (!json_is_object(obj)) {
+		invalid(r, "%s: expected an object, got %s", base,
+			util_json_type(obj));
+		return false;
+	}
+	c->name = string_member(r, obj, "name", &bad, "%s.name", base);
+	pod_label(c->label, c->name);
+	if (!bad)
+		c->resources = member(r, obj, "resources", JSON_OBJECT, &bad,
+				      "%s.resources", base);
+	if (!bad && c->resources)
+		c->limits = member(r, c->resources, "limits", JSON_OBJECT, &bad,
+				   "%s.resources.limits", base);
+	if (!bad && c->resources)
+		c->requests = member(r, c->resources, "requests", JSON_OBJECT,
+				     &bad, "%s.resources.requests", base);
+	if (!bad)
+		c->env = member(r, obj, "env", JSON_ARRAY, &bad, "%s.env",
+				base);
+	if (bad || (c->env && !read_env(r, c->env, base)))
+		return false;
+	security = member(r, obj, "securityContext", JSON_OBJECT, &bad,
+			  "%s.securityContext", base);
+	privileged = security && !bad ?
+		     member(r, security, "privileged", JSON_TRUE, &bad,
+			    "%s.securityContext.privileged", base) :
+		     NULL;
+	if (bad)
+		return false;
+	c->privileged = json_is_true(privileged);
+
+	c->slots = calloc(cfg->ndevices ? cfg->ndevices : 1, sizeof(*c->slots));
+	if (!c->slots) {
+		r->nomem = true;
+		return false;
+	}
+	for (f = 0; f < cfg->ndevices; f++) {
+		struct pod_slot *s = &c->slots[f];
+
+		if (!read_quantities(r, &cfg->devices[f], c->limits, base, 0, s))
+			return false;
+		if (!read_quantities(r, &cfg->devices[f], c->requests, base, 1,
+				     s))
+			return false;
+		c->asks |= s->nlimits + s->nrequests > 0;
+	}
+	return true;
+}
+
+/* Checks the types of the pod's tolerations (the fields compared). */
+static bool read_tolerations(struct reader *r)
+{
+	static const char *const keys[] = { "key", "operator", "value",
+					    "effect" };
+	bool bad = false;
+	size_t i, k;
+	json_t *t;
+
+	json_array_foreach(r->p->tolerations, i, t) {
+		if (!json_is_object(t)) {
+			invalid(r, "spec.tolerations[%zu]: expected an object, got %s",
+				i, util_json_type(t));
+			return false;
+		}
+		for (k = 0; k < 4 && !bad; k++)
+			member(r, t, keys[k], JSON_STRING, &bad,
+			       "spec.tolerations[%zu].%s", i, keys[k]);
+		if (bad)
+			return false;
+	}
+	return true;
+}
+
+/* What read_pod() and read_tolerations() read, and the pod's names. */
+const struct pick_rule pod_rule = {
+	PICK_OBJECT, PICK_FIELDS(
+		PICK_FIELD("metadata", PICK_OBJ(
+			PICK_FIELD("name", &pick_all),
+			PICK_FIELD("generateName", &pick_all),
+			PICK_FIELD("annotations", PICK_OBJ(
+				PICK_FIELD(POD_ANNOTATION_NODE_POLICY, &pick_all),
+				PICK_FIELD(POD_ANNOTATION_GPU_POLICY,
+					   &pick_all))))),
+		PICK_FIELD("spec", PICK_OBJ(
+			PICK_FIELD("schedulerName", &pick_all),
+			PICK_FIELD("nodeName", &pick_all),
+			PICK_FIELD("runtimeClassName", &pick_all),
+			PICK_FIELD("tolerations", PICK_ARR(PICK_OBJ(
+				PICK_FIELD("key", &pick_all),
+				PICK_FIELD("operator", &pick_all),
+				PICK_FIELD("value", &pick_all),
+				PICK_FIELD("effect", &pick_all)))),
+			PICK_FIELD("initContainers", PICK_ARR(&container_rule)),
+			PICK_FIELD("containers", PICK_ARR(&container_rule))))),
+	NULL, NULL
+};
+
+/* Returns false when a type is wrong (or memory ran out). */
+static bool read_pod(struct reader *r, const json_t *pod)
+{
+	struct pod *p = r->p;
+	json_t *lists[2] = { NULL, NULL };
+	bool bad = false;
+	size_t n, i, l;
+
+	p->metadata = member(r, pod, "metadata", JSON_OBJECT, &bad, "metadata");
+	if (!bad && p->metadata)
+		p->annotations = member(r, p->metadata, "annotations",
+					JSON_OBJECT, &bad,
+					"metadata.annotations");
+	if (!bad && p->annotations) {
+		member(r, p->annotations, POD_ANNOTATION_NODE_POLICY,
+		       JSON_STRING, &bad,
+		       "metadata.annotations[\"" POD_ANNOTATION_NODE_POLICY "\"]");
+		if (!bad)
+			member(r, p->annotations, POD_ANNOTATION_GPU_POLICY,
+			       JSON_STRING, &bad,
+			       "metadata.annotations[\"" POD_ANNOTATION_GPU_POLICY "\"]");
+	}
+	if (!bad)
+		p->spec = member(r, pod, "spec", JSON_OBJECT, &bad, "spec");
+	if (bad)
+		return false;
+	if (!p->spec)
+		return true;
+	p->scheduler_name = string_member(r, p->spec, "schedulerName", &bad,
+					  "spec.schedulerName");
+	if (!bad)
+		p->node_name = string_member(r, p->spec, "nodeName", &bad,
+					     "spec.nodeName");
+	pod_label(p->scheduler_label, p->scheduler_name);
+	pod_label(p->node_label, p->node_name);
+	if (!bad)
+		p->runtime_class_name = string_member(r, p->spec,
+						      "runtimeClassName", &bad,
+						      "spec.runtimeClassName");
+	if (!bad)
+		p->tolerations = member(r, p->spec, "tolerations", JSON_ARRAY,
+					&bad, "spec.tolerations");
+	if (!bad)
+		lists[0] = member(r, p->spec, "initContainers", JSON_ARRAY,
+				  &bad, "spec.initContainers");
+	if (!bad)
+		lists[1] = member(r, p->spec, "containers", JSON_ARRAY, &bad,
+				  "spec.containers");
+	if (bad || (p->tolerations && !read_tolerations(r)))
+		return false;
+
+	n = json_array_size(lists[0]) + json_array_size(lists[1]);
+	p->napp = json_array_size(lists[1]);
+	p->containers = calloc(n ? n : 1, sizeof(*p->containers));
+	if (!p->containers) {
+		r->nomem = true;
+		return false;
+	}
+	for (l = 0; l < 2; l++) {
+		json_t *obj;
+
+		json_array_foreach(lists[l], i, obj) {
+			struct pod_container *c =
+				&p->containers[p->ncontainers++];
+
+			if (!read_container(r, l ? "containers" : "initContainers",
+					    i, obj, c))
+				return false;
+		}
+	}
+	return true;
+}
+
+enum pod_status pod_read(struct pod *p, const struct config *cfg,
+			 const json_t *obj, char *err, size_t errlen)
+{
+	struct reader r = { p, cfg, err, errlen, false };
+
+	memset(p, 0, sizeof(*p));
+	p->scheduler_name = p->node_name = p->runtime_class_name = "";
+	if (read_pod(&r, obj))
+		return POD_OK;
+	return r.nomem ? POD_NOMEM : POD_INVALID;
+}
+
+void pod_release(struct pod *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->ncontainers; i++)
+		free(p->containers[i].slots);
+	free(p->containers);
+	p->containers = NULL;
+	p->ncontainers = 0;
+}
