@@ -87,6 +87,7 @@ struct pod {
 					     app containers */
 	size_t ncontainers;
 	size_t napp; /* app containers, after the init containers */
+	bool vgpu; /* false; the policy sets it when a container is one */
 };
 
 enum pod_status {

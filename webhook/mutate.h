@@ -1,0 +1,32 @@
+/*
+ * mutate.h - the operations of an allowed pod (pass 3 of policy.c), in the
+ * order of SPEC section 5.3, and the warnings given with them.
+ *
+ * It writes what the policy decided: it takes a pod view that pod_read()
+ * filled and that the policy resolved (every slot's req, every container's
+ * and the pod's vgpu), and it decides nothing itself.
+ */
+#ifndef MUTATE_H
+#define MUTATE_H
+
+#include <jansson.h>
+
+#include "config.h"
+#include "patch.h"
+#include "pod.h"
+#include "util.h"
+
+/*
+ * Appends to patch the operations of pod, read and resolved under cfg:
+ * per container, in pod order, limits, requests and env; then, when the
+ * pod is a vGPU pod, schedulerName, tolerations, runtimeClassName and the
+ * scheduler-policy annotations.  Appends each container's warnings to
+ * warnings (an array of strings), in the same order.  pod is only read;
+ * the values appended are new or shared (json_incref) with cfg, never with
+ * the pod.  Returns 0, or -1 out of memory (patch and warnings are then
+ * incomplete).
+ */
+int mutate_pod(const struct config *cfg, const struct pod *pod,
+	       struct patch *patch, json_t *warnings) UTIL_WUR;
+
+#endif /* MUTATE_H */
