@@ -185,7 +185,7 @@ static void real_precision(const json_t *v, int *precision)
  */
 static int run_default(const struct config *cfg, const char *path)
 {
-	struct decision d;
+	struct policy_decision d;
 	struct pick_error perr;
 	json_t *pod = NULL;
 	const char *kind;
@@ -216,7 +216,7 @@ static int run_default(const struct config *cfg, const char *path)
 		json_decref(pod);
 		return 2;
 	}
-	if (decision_init(&d)) {
+	if (policy_decision_init(&d)) {
 		json_decref(pod);
 		fprintf(stderr, PROG ": out of memory\n");
 		return 2;
@@ -227,7 +227,7 @@ static int run_default(const struct config *cfg, const char *path)
 	}
 	if (d.code) {
 		fprintf(stderr, PROG ": denied (%d %s): %s\n", d.code,
-			decision_reason(d.code), d.message);
+			policy_decision_reason(d.code), d.message);
 		status = 1;
 		goto out;
 	}
@@ -251,7 +251,7 @@ static int run_default(const struct config *cfg, const char *path)
 	status = fflush(stdout) ? 2 : 0;
 out:
 	free(out);
-	decision_release(&d);
+	policy_decision_release(&d);
 	json_decref(pod);
 	return status;
 }

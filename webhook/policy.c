@@ -27,24 +27,24 @@ _Static_assert(POD_LINE_CHARS == POLICY_WARNING_MAX_CHARS,
 /* The state of one policy_decide(). */
 struct decider {
 	const struct config *cfg;
-	struct decision *d;
+	struct policy_decision *d;
 	struct pod pod;
 	json_t *pod_warnings; /* policy hits, given after container warnings */
 	bool oom;
 };
 
-int decision_init(struct decision *d)
+int policy_decision_init(struct policy_decision *d)
 {
 	memset(d, 0, sizeof(*d));
 	d->warnings = json_array();
 	if (!d->warnings || patch_init(&d->patch)) {
-		decision_release(d);
+		policy_decision_release(d);
 		return -1;
 	}
 	return 0;
 }
 
-void decision_release(struct decision *d)
+void policy_decision_release(struct policy_decision *d)
 {
 	free(d->message);
 	patch_release(&d->patch);
@@ -52,7 +52,7 @@ void decision_release(struct decision *d)
 	memset(d, 0, sizeof(*d));
 }
 
-const char *decision_reason(int code)
+const char *policy_decision_reason(int code)
 {
 	switch (code) {
 	case 400:
@@ -227,7 +227,7 @@ static void decide(struct decider *p, const json_t *pod)
 }
 
 int policy_decide(const struct config *cfg, const json_t *pod,
-		  struct decision *d)
+		  struct policy_decision *d)
 {
 	struct decider p;
 	size_t i, more;

@@ -2,6 +2,10 @@
  * policy.h - deciding one pod (SPEC sections 3 and 4): the operations of
  * the patch, the warnings, or a denial.  It sees a borrowed pod and a
  * config; it knows nothing of HTTP or of the AdmissionReview envelope.
+ *
+ * The pod is read through pod.h (whose pod_rule tells the decoder what to
+ * keep of a review) and the operations are written by mutate.h; this
+ * module holds the gates and the resolution between the two.
  */
 #ifndef POLICY_H
 #define POLICY_H
@@ -11,30 +15,36 @@
 #include "config.h"
 #include "patch.h"
 
+/* A warning is one line of at most this many characters (POD_LINE_CHARS). */
 #define POLICY_WARNING_MAX_CHARS 120
+/* After this many warnings, one line counts the rest. */
 #define POLICY_WARNINGS_MAX 30
 
-struct decision {
+/* A decision owns everything it points to. */
+struct policy_decision {
 	int code;           /* 0 when allowed; 400, 403 or 422 when denied */
-	char *message;      /* the denial's message (owned), else NULL */
+	char *message;      /* the denial's message, else NULL */
 	struct patch patch; /* the operations when allowed; may be empty */
-	json_t *warnings;   /* array of strings, when allowed */
+	json_t *warnings;   /* array of strings, when allowed; at most
+			       POLICY_WARNINGS_MAX lines and a count */
 };
 
-/* Returns 0, or -1 out of memory. */
-int decision_init(struct decision *d) UTIL_WUR;
-void decision_release(struct decision *d);
+/* An empty decision.  Returns 0, or -1 out of memory (d is then empty). */
+int policy_decision_init(struct policy_decision *d) UTIL_WUR;
+
+/* Frees what d owns.  Accepts a released decision. */
+void policy_decision_release(struct policy_decision *d);
 
 /* "BadRequest", "Forbidden" or "Invalid" for a denial code. */
-const char *decision_reason(int code);
+const char *policy_decision_reason(int code);
 
 /*
  * Decides the pod (the object of a Pod CREATE) under cfg and fills *d,
- * which decision_init() prepared and which is empty.  pod is only read.
- * Returns 0 when *d holds the decision, or -1 out of memory (*d is then
+ * which policy_decision_init() prepared and which is empty.  pod is only
+ * read, and d keeps no reference to it.  Returns 0 when *d holds the decision, or -1 out of memory (*d is then
  * incomplete and must only be released).
  */
 int policy_decide(const struct config *cfg, const json_t *pod,
-		  struct decision *d) UTIL_WUR;
+		  struct policy_decision *d) UTIL_WUR;
 
 #endif /* POLICY_H */

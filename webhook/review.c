@@ -143,7 +143,7 @@ static bool is_pod_create(const json_t *request)
  * unchanged) into out, as compact JSON, and counts its operations.
  */
 static void write_answer(struct buf *out, const char *api, const json_t *uid,
-			 const struct decision *d, size_t *ops)
+			 const struct policy_decision *d, size_t *ops)
 {
 	char *patch;
 
@@ -155,7 +155,7 @@ static void write_answer(struct buf *out, const char *api, const json_t *uid,
 	if (d && d->code) {
 		buf_addf(out, ",\"allowed\":false,\"status\":{\"code\":%d,"
 			 "\"reason\":\"%s\",\"message\":", d->code,
-			 decision_reason(d->code));
+			 policy_decision_reason(d->code));
 		util_json_quote(out, d->message, strlen(d->message));
 		buf_add(out, "}}}");
 		return;
@@ -209,7 +209,7 @@ int review_handlen(const struct config *cfg, const char *body, size_t len,
 int review_handle_json(const struct config *cfg, const json_t *root,
 		       struct review_answer *ans)
 {
-	struct decision d;
+	struct policy_decision d;
 	bool decided = false;
 	json_t *request, *object, *meta;
 	struct buf out = BUF_INIT;
@@ -252,7 +252,7 @@ int review_handle_json(const struct config *cfg, const json_t *root,
 		copy_field(ans->name, json_object_get(meta, "generateName"));
 
 	if (is_pod_create(request)) {
-		if (decision_init(&d))
+		if (policy_decision_init(&d))
 			goto oom;
 		decided = true;
 		if (!json_is_object(object)) {
@@ -289,7 +289,7 @@ oom:
 	rc = text_answer(ans, 500, "internal error: out of memory");
 out:
 	if (decided)
-		decision_release(&d);
+		policy_decision_release(&d);
 	buf_release(&out);
 	return rc;
 }

@@ -124,7 +124,7 @@ void fuzz_check_patch(const struct config *cfg, const json_t *object,
 		      const char *b64)
 {
 	struct patch p;
-	struct decision again;
+	struct policy_decision again;
 	json_t *pod = json_deep_copy(object);
 	char err[256], *text;
 	size_t len;
@@ -136,7 +136,7 @@ void fuzz_check_patch(const struct config *cfg, const json_t *object,
 	free(text);
 	FUZZ_ASSERT(json_is_array(p.ops) && json_array_size(p.ops) > 0);
 	FUZZ_ASSERT(patch_apply(pod, &p, err, sizeof(err)) == 0);
-	FUZZ_ASSERT(decision_init(&again) == 0);
+	FUZZ_ASSERT(policy_decision_init(&again) == 0);
 	FUZZ_ASSERT(policy_decide(cfg, pod, &again) == 0);
 	if (again.code || patch_count(&again.patch)) {
 		char *dump = json_dumps(again.patch.ops, 0);
@@ -147,7 +147,7 @@ void fuzz_check_patch(const struct config *cfg, const json_t *object,
 		fuzz_fail("the patched pod gives no further patch", __FILE__,
 			  __LINE__);
 	}
-	decision_release(&again);
+	policy_decision_release(&again);
 	patch_release(&p);
 	json_decref(pod);
 }

@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const struct config *cfg;
-	struct decision d;
+	struct policy_decision d;
 	json_t *pod;
 
 	if (size < 1)
@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		json_decref(pod);
 		return 0;
 	}
-	FUZZ_ASSERT(decision_init(&d) == 0);
+	FUZZ_ASSERT(policy_decision_init(&d) == 0);
 	FUZZ_ASSERT(policy_decide(cfg, pod, &d) == 0);
 	fuzz_check_warnings(d.warnings);
 	if (d.code) {
@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_check_patch(cfg, pod, b64);
 		free(b64);
 	}
-	decision_release(&d);
+	policy_decision_release(&d);
 	json_decref(pod);
 	return 0;
 }

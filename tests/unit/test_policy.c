@@ -33,14 +33,14 @@ static int teardown(void **state)
 }
 
 /* Decides the pod in text; the caller releases *d and the returned pod. */
-static json_t *decide(const char *text, struct decision *d)
+static json_t *decide(const char *text, struct policy_decision *d)
 {
 	json_error_t jerr;
 	json_t *pod = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
 
 	if (!pod)
 		fail_msg("bad test pod: %s", jerr.text);
-	assert_int_equal(decision_init(d), 0);
+	assert_int_equal(policy_decision_init(d), 0);
 	assert_int_equal(policy_decide(&cfg, pod, d), 0);
 	return pod;
 }
@@ -102,7 +102,7 @@ static void test_policy__type_errors(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(type_cases) / sizeof(type_cases[0]); i++) {
-		struct decision d;
+		struct policy_decision d;
 		json_t *pod = decide(type_cases[i].pod, &d);
 
 		if (d.code != 400 || !strstr(d.message, type_cases[i].path))
@@ -110,7 +110,7 @@ static void test_policy__type_errors(void **state)
 				 d.message ? d.message : "(none)");
 		assert_int_equal(patch_count(&d.patch), 0);
 		assert_int_equal(json_array_size(d.warnings), 0);
-		decision_release(&d);
+		policy_decision_release(&d);
 		json_decref(pod);
 	}
 }
@@ -127,12 +127,12 @@ static void test_policy__no_containers(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(pods) / sizeof(pods[0]); i++) {
-		struct decision d;
+		struct policy_decision d;
 		json_t *pod = decide(pods[i], &d);
 
 		assert_int_equal(d.code, 403);
 		assert_string_equal(d.message, "pod has no containers");
-		decision_release(&d);
+		policy_decision_release(&d);
 		json_decref(pod);
 	}
 }
@@ -159,7 +159,7 @@ static char *gpu_pod(int n, const char *fmt)
 
 static void test_policy__warning_cap(void **state)
 {
-	struct decision d;
+	struct policy_decision d;
 	char *text = gpu_pod(40, "c%d");
 	json_t *pod = decide(text, &d);
 	size_t i;
@@ -181,14 +181,14 @@ static void test_policy__warning_cap(void **state)
 	}
 	assert_string_equal(json_string_value(json_array_get(d.warnings, 30)),
 			    "... and 10 more");
-	decision_release(&d);
+	policy_decision_release(&d);
 	json_decref(pod);
 	free(text);
 }
 
 static void test_policy__warning_cut_and_masked(void **state)
 {
-	struct decision d;
+	struct policy_decision d;
 	char *text = gpu_pod(1, "x\\u0007%d-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
 	json_t *pod = decide(text, &d);
 	const char *w;
@@ -199,14 +199,14 @@ static void test_policy__warning_cut_and_masked(void **state)
 	assert_int_equal(strlen(w), 120);
 	assert_string_equal(w + 117, "...");
 	assert_memory_equal(w, "container \"x0-aaa", 17);
-	decision_release(&d);
+	policy_decision_release(&d);
 	json_decref(pod);
 	free(text);
 }
 
 static void test_policy__hostile_values(void **state)
 {
-	struct decision d;
+	struct policy_decision d;
 	char *text, *name;
 	json_t *pod;
 	size_t i, o = 0;
@@ -227,7 +227,7 @@ static void test_policy__hostile_values(void **state)
 	assert_int_equal(json_array_size(d.warnings), 1);
 	assert_non_null(strstr(json_string_value(json_array_get(d.warnings, 0)),
 			       "\xc3\xa9\": set nvidia.com/gpumem=5000 (defaultMemory)"));
-	decision_release(&d);
+	policy_decision_release(&d);
 	json_decref(pod);
 	free(text);
 	free(name);
@@ -237,12 +237,12 @@ static void test_policy__hostile_values(void **state)
 			 "\"CUDA_TASK_PRIORITY\\u0000x\"}]}]}}", 72,
 			 JSON_ALLOW_NUL, NULL);
 	assert_non_null(pod);
-	assert_int_equal(decision_init(&d), 0);
+	assert_int_equal(policy_decision_init(&d), 0);
 	assert_int_equal(policy_decide(&cfg, pod, &d), 0);
 	assert_int_equal(d.code, 400);
 	assert_string_equal(d.message,
 			    "spec.containers[0].env[0].name: contains a NUL character");
-	decision_release(&d);
+	policy_decision_release(&d);
 	json_decref(pod);
 
 	/* a null valueFrom is absent: the entry is already ours */
@@ -257,7 +257,7 @@ static void test_policy__hostile_values(void **state)
 	assert_int_equal(d.code, 0);
 	assert_int_equal(patch_count(&d.patch), 0);
 	assert_int_equal(json_array_size(d.warnings), 0);
-	decision_release(&d);
+	policy_decision_release(&d);
 	json_decref(pod);
 
 	/* quantities as JSON numbers and with spaces, as manifests have them */
@@ -265,7 +265,7 @@ static void test_policy__hostile_values(void **state)
 		     "\"nvidia.com/gpu\":\" 1 \",\"nvidia.com/gpumem\":1e3}}}]}}",
 		     &d);
 	assert_int_equal(d.code, 0);
-	decision_release(&d);
+	policy_decision_release(&d);
 	json_decref(pod);
 }
 
@@ -287,7 +287,7 @@ static void test_policy__order_and_idempotence(void **state)
 		"/spec/schedulerName",
 		"/spec/tolerations",
 	};
-	struct decision d, again;
+	struct policy_decision d, again;
 	char err[128];
 	json_t *pod = decide(pod_text, &d);
 	size_t i;
@@ -310,19 +310,19 @@ static void test_policy__order_and_idempotence(void **state)
 
 	/* the patched pod gives no further operation and no warning */
 	assert_int_equal(patch_apply(pod, &d.patch, err, sizeof(err)), 0);
-	assert_int_equal(decision_init(&again), 0);
+	assert_int_equal(policy_decision_init(&again), 0);
 	assert_int_equal(policy_decide(&cfg, pod, &again), 0);
 	assert_int_equal(again.code, 0);
 	assert_int_equal(patch_count(&again.patch), 0);
 	assert_int_equal(json_array_size(again.warnings), 0);
-	decision_release(&again);
-	decision_release(&d);
+	policy_decision_release(&again);
+	policy_decision_release(&d);
 	json_decref(pod);
 }
 
 static void test_policy__scheduler_gate(void **state)
 {
-	struct decision d;
+	struct policy_decision d;
 	json_t *pod;
 
 	(void)state;
@@ -335,14 +335,14 @@ static void test_policy__scheduler_gate(void **state)
 	assert_int_equal(json_array_size(d.warnings), 1);
 	assert_string_equal(json_string_value(json_array_get(d.warnings, 0)),
 			    "pod asks for vGPU resources but spec.schedulerName is \"volcano\", not \"hami-scheduler\"; left unchanged");
-	decision_release(&d);
+	policy_decision_release(&d);
 	json_decref(pod);
 
 	pod = decide("{\"spec\":{\"schedulerName\":\"volcano\",\"containers\":"
 		     "[{\"resources\":{\"limits\":{\"cpu\":\"1\"}}}]}}",
 		     &d);
 	assert_int_equal(json_array_size(d.warnings), 0);
-	decision_release(&d);
+	policy_decision_release(&d);
 	json_decref(pod);
 }
 
