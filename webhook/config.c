@@ -240,6 +240,37 @@ static int missing_key(struct where *w, const char *path, const char *key)
 	return -1;
 }
 
+/*
+ * Appends to out a copy of each toleration of the array v, each checked
+ * as Kubernetes checks a pod's (toleration.h).  Returns 0, or -1 with the
+ * message in w.
+ */
+static int read_tolerations(struct where *w, const char *path,
+			    const json_t *v, json_t *out)
+{
+	const json_t *tol;
+	size_t i;
+
+	if (!json_is_array(v))
+		return bad_type(w, path, "an array", v);
+	json_array_foreach(v, i, tol) {
+		char tpath[160], msg[512];
+		json_t *copy;
+
+		snprintf(tpath, sizeof(tpath), "%s[%zu]", path, i);
+		if (toleration_check(tol, tpath, msg, sizeof(msg))) {
+			fail(w->err, w->errlen, "config %s: %s", w->file, msg);
+			return -1;
+		}
+		copy = toleration_copy(tol);
+		if (!copy || json_array_append_new(out, copy)) {
+			fail(w->err, w->errlen, "out of memory");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static const char *const core_policies[] = { "", "default", "force",
 					     "disable" };
 static const char *const oom_killers[] = { "", "true", "false" };
@@ -325,29 +356,8 @@ static int read_device(struct where *w, size_t index, const json_t *v,
 			if (read_bool(w, sub, item, &d->overwrite_env))
 				return -1;
 		} else if (!strcmp(key, "tolerations")) {
-			size_t t;
-			const json_t *tol;
-
-			if (!json_is_array(item))
-				return bad_type(w, sub, "an array", item);
-			json_array_foreach(item, t, tol) {
-				char tpath[160], msg[512];
-				json_t *copy;
-
-				snprintf(tpath, sizeof(tpath), "%s[%zu]", sub, t);
-				if (toleration_check(tol, tpath, msg,
-						     sizeof(msg))) {
-					fail(w->err, w->errlen, "config %s: %s",
-					     w->file, msg);
-					return -1;
-				}
-				copy = toleration_copy(tol);
-				if (!copy || json_array_append_new(d->tolerations,
-								   copy)) {
-					fail(w->err, w->errlen, "out of memory");
-					return -1;
-				}
-			}
+			if (read_tolerations(w, sub, item, d->tolerations))
+				return -1;
 		} else {
 			return unknown_key(w, path, key);
 		}

@@ -103,8 +103,9 @@ static void add_members(struct writer *w, struct buf *path,
 
 /* The warnings and the limits/requests entries of one family slot. */
 static void collect_resources(struct writer *w, const struct pod_container *c,
-			      const struct device *dev, const struct pod_slot *s,
-			      json_t *limits, json_t *requests)
+			      const struct device *dev,
+			      const struct pod_slot *s, json_t *limits,
+			      json_t *requests)
 {
 	static const char *const reasons[VGPU_NRESOURCES] = {
 		[VGPU_COUNT] = "defaultGPUNum",
@@ -121,7 +122,8 @@ static void collect_resources(struct writer *w, const struct pod_container *c,
 				break;
 		pod_warnf(w->warnings, &w->oom,
 			  "container \"%s\": %s without %s and defaultGPUNum is 0; not a vGPU container",
-			  c->label, dev->resource[res], dev->resource[VGPU_COUNT]);
+			  c->label, dev->resource[res],
+			  dev->resource[VGPU_COUNT]);
 		return;
 	}
 	for (res = 0; res < VGPU_NRESOURCES; res++) {

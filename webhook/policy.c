@@ -215,7 +215,8 @@ static void decide(struct decider *p, const json_t *pod)
 		if (asks_vgpu(p))
 			pod_warnf(p->d->warnings, &p->oom,
 				  "pod asks for vGPU resources but spec.schedulerName is \"%s\", not \"%s\"; left unchanged",
-				  p->pod.scheduler_label, p->cfg->scheduler_name);
+				  p->pod.scheduler_label,
+				  p->cfg->scheduler_name);
 		return;
 	}
 	if (!resolve_all(p))

@@ -41,8 +41,9 @@ const char *policy_decision_reason(int code);
 /*
  * Decides the pod (the object of a Pod CREATE) under cfg and fills *d,
  * which policy_decision_init() prepared and which is empty.  pod is only
- * read, and d keeps no reference to it.  Returns 0 when *d holds the decision, or -1 out of memory (*d is then
- * incomplete and must only be released).
+ * read, and d keeps no reference to it.  Returns 0 when *d holds the
+ * decision, or -1 out of memory (*d is then incomplete and must only be
+ * released).
  */
 int policy_decide(const struct config *cfg, const json_t *pod,
 		  struct policy_decision *d) UTIL_WUR;
