@@ -57,6 +57,10 @@ static void invalid(struct reader *r, const char *fmt, ...)
  */
 static json_t *vmember(struct reader *r, const json_t *obj, const char *key,
 		       json_type t, bool *bad, const char *fmt, va_list ap)
+	UTIL_PRINTF(6, 0);
+
+static json_t *vmember(struct reader *r, const json_t *obj, const char *key,
+		       json_type t, bool *bad, const char *fmt, va_list ap)
 {
 	json_t *v = json_object_get(obj, key);
 	char path[256];
@@ -333,7 +337,8 @@ const struct pick_rule pod_rule = {
 			PICK_FIELD("name", &pick_all),
 			PICK_FIELD("generateName", &pick_all),
 			PICK_FIELD("annotations", PICK_OBJ(
-				PICK_FIELD(POD_ANNOTATION_NODE_POLICY, &pick_all),
+				PICK_FIELD(POD_ANNOTATION_NODE_POLICY,
+					   &pick_all),
 				PICK_FIELD(POD_ANNOTATION_GPU_POLICY,
 					   &pick_all))))),
 		PICK_FIELD("spec", PICK_OBJ(
