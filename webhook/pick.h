@@ -66,8 +66,11 @@ struct pick_field {
 /*
  * A schema written as the shape of the document, one macro per rule:
  *
- *	PICK_OBJ(PICK_FIELD("spec", PICK_OBJ(PICK_FIELD("nodeName",
- *						   &pick_all))))
+ *	PICK_OBJ(
+ *		PICK_FIELD("kind", &pick_all),
+ *		PICK_FIELD("spec", PICK_OBJ(
+ *			PICK_FIELD("nodeName", &pick_all),
+ *			PICK_FIELD("volumes", PICK_ARR(&pick_stub)))))
  *
  * Each gives a pointer to a rule held in a compound literal, so it may
  * stand for the rule of a field or of an array's elements, also in a

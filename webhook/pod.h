@@ -1,6 +1,6 @@
 /*
  * pod.h - the parts of a pod the policy reads: a pick.h schema for the
- * decoder, and a typed view checked field by field (SPEC section 4 step 1).
+ * decoder, and a typed view checked field by field (SPEC section 4 step 2).
  *
  * pod_rule and pod_read() are two sides of one list: a pod decoded with the
  * schema reads exactly as the whole pod does.  Keep them in step: in pod.c
