@@ -7,11 +7,11 @@
 #include <string.h>
 
 #include "arena.h"
+#include "cmd_serve.h"
 #include "config.h"
 #include "pick.h"
 #include "policy.h"
 #include "review.h"
-#include "serve.h"
 
 #define PROG "vgpu-webhook"
 
@@ -302,7 +302,7 @@ fail:
 
 int main(int argc, char **argv)
 {
-	struct serve_options serve;
+	struct cmd_serve_options serve;
 	struct config cfg;
 	struct flag *flags;
 	enum command cmd;
@@ -330,7 +330,7 @@ int main(int argc, char **argv)
 	else
 		return usage_error("unknown command", argv[1]);
 
-	serve_options_init(&serve);
+	cmd_serve_options_init(&serve);
 	flags = calloc((size_t)argc, sizeof(*flags));
 	if (!flags) {
 		fprintf(stderr, PROG ": out of memory\n");
@@ -383,7 +383,7 @@ int main(int argc, char **argv)
 			flags[nflags++].value = value;
 			continue;
 		}
-		rc = cmd == CMD_SERVE ? serve_options_set(&serve, name, value,
+		rc = cmd == CMD_SERVE ? cmd_serve_options_set(&serve, name, value,
 							  err, sizeof(err))
 				      : 1;
 		if (rc == 1) {
@@ -407,7 +407,7 @@ int main(int argc, char **argv)
 		goto out_flags;
 	switch (cmd) {
 	case CMD_SERVE:
-		status = serve_run(&cfg, &serve);
+		status = cmd_serve_run(&cfg, &serve);
 		break;
 	case CMD_REVIEW:
 		status = run_review(&cfg, file ? file : "-");

@@ -1,5 +1,5 @@
 /*
- * serve.c - the `serve` command: flags, the HTTPS server around
+ * cmd_serve.c - the `serve` command: flags, the HTTPS server around
  * review_handlen(), the decision log, metrics, certificate rotation and
  * the shutdown on SIGTERM.
  *
@@ -15,15 +15,14 @@
 #include <time.h>
 
 #include "certs.h"
+#include "cmd_serve.h"
 #include "config.h"
+#include "httpd.h"
 #include "log.h"
 #include "metrics.h"
 #include "review.h"
-#include "serve.h"
-#include "server.h"
 
 #define PROG "vgpu-webhook"
-#define BODY_MAX ((size_t)3 << 20)
 #define POLL_NS 1000000000ull        /* certificate files: once a second */
 #define DRAIN_NS 25000000000ull      /* in-flight requests get 25 s */
 #define FORCE_AFTER_NS 1000000000ull /* a second signal after 1 s forces */
@@ -35,15 +34,15 @@ struct serve_state {
 	struct certs certs;
 };
 
-void serve_options_init(struct serve_options *o)
+void cmd_serve_options_init(struct cmd_serve_options *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->listen = "0.0.0.0:9443";
 	o->metrics_listen = "0.0.0.0:9090";
 }
 
-int serve_options_set(struct serve_options *o, const char *name,
-		      const char *value, char *err, size_t errlen)
+int cmd_serve_options_set(struct cmd_serve_options *o, const char *name,
+			  const char *value, char *err, size_t errlen)
 {
 	char why[200];
 
@@ -51,7 +50,7 @@ int serve_options_set(struct serve_options *o, const char *name,
 		bool metrics = name[0] == 'm';
 
 		if (!(metrics && !value[0]) &&
-		    server_check_address(value, why, sizeof(why))) {
+		    httpd_check_address(value, why, sizeof(why))) {
 			snprintf(err, errlen, "--%s: %s", name, why);
 			return -1;
 		}
@@ -109,7 +108,7 @@ int serve_options_set(struct serve_options *o, const char *name,
 
 /* Answers one admission body: review_handlen(), metrics, the log line. */
 static void on_review(void *arg, const char *body, size_t len,
-		      uint64_t started_ns, struct server_reply *reply)
+		      uint64_t started_ns, struct httpd_reply *reply)
 {
 	struct serve_state *st = arg;
 	struct review_answer ans;
@@ -117,7 +116,7 @@ static void on_review(void *arg, const char *body, size_t len,
 
 	review_answer_init(&ans);
 	review_handlen(st->cfg, body, len, &ans);
-	latency = server_now_ns() - started_ns;
+	latency = httpd_now_ns() - started_ns;
 	metrics_observe(&st->metrics, ans.outcome, latency);
 
 	if (ans.http_status == 200) {
@@ -165,14 +164,14 @@ static void on_refused(void *arg, unsigned status, const char *reason,
 	(void)status;
 	(void)reason;
 	metrics_observe(&st->metrics, REVIEW_ERROR,
-			server_now_ns() - started_ns);
+			httpd_now_ns() - started_ns);
 }
 
-static int on_metrics(void *arg, struct server *s, struct buf *out)
+static int on_metrics(void *arg, struct httpd *s, struct buf *out)
 {
 	struct serve_state *st = arg;
 
-	return metrics_render(&st->metrics, server_in_flight(s), out);
+	return metrics_render(&st->metrics, httpd_in_flight(s), out);
 }
 
 /* --- certificates -------------------------------------------------------- */
@@ -245,18 +244,18 @@ static int wait_signal(const sigset_t *set, uint64_t ns)
  * once), then stops the server.  Returns 0 when nothing was cut short, 1
  * otherwise.
  */
-static int drain(struct server *srv, const sigset_t *set)
+static int drain(struct httpd *srv, const sigset_t *set)
 {
-	uint64_t start = server_now_ns(), deadline = start + DRAIN_NS;
-	long left = server_in_flight(srv);
+	uint64_t start = httpd_now_ns(), deadline = start + DRAIN_NS;
+	long left = httpd_in_flight(srv);
 	int status = 0;
 
 	log_info("shutting down: %ld admission requests in flight", left);
-	server_drain(srv);
-	while ((left = server_in_flight(srv)) > 0) {
+	httpd_drain(srv);
+	while ((left = httpd_in_flight(srv)) > 0) {
 		int sig;
 
-		if (server_now_ns() >= deadline) {
+		if (httpd_now_ns() >= deadline) {
 			log_warn("shutting down with %ld admission requests unfinished after %llu s",
 				 left, DRAIN_NS / 1000000000ull);
 			status = 1;
@@ -264,22 +263,22 @@ static int drain(struct server *srv, const sigset_t *set)
 		}
 		sig = wait_signal(set, 20000000u);
 		if ((sig == SIGTERM || sig == SIGINT) &&
-		    server_now_ns() - start >= FORCE_AFTER_NS) {
+		    httpd_now_ns() - start >= FORCE_AFTER_NS) {
 			log_warn("second signal: shutting down with %ld admission requests unfinished",
 				 left);
 			status = 1;
 			break;
 		}
 	}
-	server_stop(srv);
+	httpd_stop(srv);
 	return status;
 }
 
-int serve_run(const struct config *cfg, const struct serve_options *o)
+int cmd_serve_run(const struct config *cfg, const struct cmd_serve_options *o)
 {
 	struct serve_state *st;
-	struct server_config sc;
-	struct server *srv = NULL;
+	struct httpd_config sc;
+	struct httpd *srv = NULL;
 	struct certs_info info;
 	sigset_t set, old;
 	struct sigaction ign;
@@ -332,12 +331,12 @@ int serve_run(const struct config *cfg, const struct serve_options *o)
 	sc.certs = &st->certs;
 	sc.client_ca_file = o->tls_client_ca_file;
 	sc.client_ca_name = "--tls-client-ca-file";
-	sc.body_max = BODY_MAX;
+	sc.body_max = REVIEW_BODY_MAX;
 	sc.handle = on_review;
 	sc.refused = on_refused;
 	sc.metrics = on_metrics;
 	sc.arg = st;
-	status = server_start(&sc, &srv, err, sizeof(err));
+	status = httpd_start(&sc, &srv, err, sizeof(err));
 	if (status) {
 		fprintf(stderr, PROG ": %s\n", err);
 		goto out;
@@ -354,23 +353,23 @@ int serve_run(const struct config *cfg, const struct serve_options *o)
 		log_warn("the serving certificate has expired; waiting for a new one in %s",
 			 o->tls_cert_file);
 
-	next_poll = server_now_ns() + POLL_NS;
+	next_poll = httpd_now_ns() + POLL_NS;
 	for (;;) {
-		uint64_t now = server_now_ns();
+		uint64_t now = httpd_now_ns();
 		int sig = wait_signal(&set, next_poll > now ? next_poll - now : 0);
 
 		if (sig == SIGTERM || sig == SIGINT)
 			break;
-		if (sig == SIGHUP || server_now_ns() >= next_poll) {
+		if (sig == SIGHUP || httpd_now_ns() >= next_poll) {
 			poll_certificates(st);
-			next_poll = server_now_ns() + POLL_NS;
+			next_poll = httpd_now_ns() + POLL_NS;
 		}
 	}
 	status = drain(srv, &set);
 	srv = NULL;
 	log_info("stopped");
 out:
-	server_stop(srv);
+	httpd_stop(srv);
 	if (st) {
 		certs_release(&st->certs); /* also after a failed certs_init() */
 		free(st);

@@ -1,5 +1,5 @@
 /*
- * server.h - the HTTP side of `serve`, on libmicrohttpd.
+ * httpd.h - the HTTP side of `serve`, on libmicrohttpd.
  *
  * Two listeners:
  * - HTTPS (TLS 1.2 and 1.3 only): POST /mutate and POST /webhook go to the
@@ -22,8 +22,8 @@
  *
  * The server knows nothing of Kubernetes.
  */
-#ifndef SERVER_H
-#define SERVER_H
+#ifndef HTTPD_H
+#define HTTPD_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -32,10 +32,10 @@
 #include "util.h"
 
 struct certs;
-struct server;
+struct httpd;
 
 /* The answer to one body. */
-struct server_reply {
+struct httpd_reply {
 	unsigned status;
 	const char *content_type; /* static */
 	char *body;               /* malloc'd; the server takes it */
@@ -44,24 +44,24 @@ struct server_reply {
 
 /*
  * Answers the body[0..len) (borrowed for the call) of one admission
- * request whose headers arrived at started_ns (server_now_ns()).  Fills
+ * request whose headers arrived at started_ns (httpd_now_ns()).  Fills
  * *reply; a NULL body becomes a 500.  Called from the worker threads, on
  * several at once.
  */
-typedef void server_handle_fn(void *arg, const char *body, size_t len,
-			      uint64_t started_ns, struct server_reply *reply);
+typedef void httpd_handle_fn(void *arg, const char *body, size_t len,
+			     uint64_t started_ns, struct httpd_reply *reply);
 
 /*
  * Told of an admission request refused before the handler: 413 (body too
  * large) or 403 (client certificate).  reason is one line.
  */
-typedef void server_refused_fn(void *arg, unsigned status, const char *reason,
-			       uint64_t started_ns);
+typedef void httpd_refused_fn(void *arg, unsigned status, const char *reason,
+			      uint64_t started_ns);
 
 /* Appends the /metrics page to out; returns 0, or -1 out of memory. */
-typedef int server_metrics_fn(void *arg, struct server *s, struct buf *out);
+typedef int httpd_metrics_fn(void *arg, struct httpd *s, struct buf *out);
 
-struct server_config {
+struct httpd_config {
 	const char *listen;         /* HOST:PORT for HTTPS */
 	const char *metrics_listen; /* HOST:PORT for HTTP; NULL or "": none */
 	struct certs *certs;        /* the serving pair; outlives the server */
@@ -72,21 +72,21 @@ struct server_config {
 	const char *client_ca_name;
 	size_t body_max;            /* larger bodies get 413 */
 	unsigned threads;           /* 0: one per CPU, at most 8 */
-	server_handle_fn *handle;
-	server_refused_fn *refused; /* may be NULL */
-	server_metrics_fn *metrics;
+	httpd_handle_fn *handle;
+	httpd_refused_fn *refused; /* may be NULL */
+	httpd_metrics_fn *metrics;
 	void *arg;                  /* first argument of the three */
 };
 
 /* Nanoseconds on the monotonic clock. */
-uint64_t server_now_ns(void);
+uint64_t httpd_now_ns(void);
 
 /*
  * Checks the form of a listen address: HOST:PORT, where HOST is a name,
  * an IPv4 address, [an IPv6 address] or empty (every address), and PORT
  * is 1..65535.  Returns 0, or -1 with a message in err[0..errlen).
  */
-int server_check_address(const char *hostport, char *err, size_t errlen);
+int httpd_check_address(const char *hostport, char *err, size_t errlen);
 
 /*
  * Binds both listeners and starts serving.  Returns 0 with *out set; 2 for
@@ -94,20 +94,20 @@ int server_check_address(const char *hostport, char *err, size_t errlen);
  * or empty client CA file); 1 when the server could not start (address in
  * use, ...).  The message, naming the setting, is in err.
  */
-int server_start(const struct server_config *cfg, struct server **out,
-		 char *err, size_t errlen) __attribute__((warn_unused_result));
+int httpd_start(const struct httpd_config *cfg, struct httpd **out,
+		char *err, size_t errlen) __attribute__((warn_unused_result));
 
 /*
  * Starts draining: /readyz answers 503, the HTTPS listener stops
  * accepting (its socket is closed), answers carry "Connection: close".
  * Requests in progress go on.
  */
-void server_drain(struct server *s);
+void httpd_drain(struct httpd *s);
 
 /* Admission requests between their headers and their completion. */
-long server_in_flight(struct server *s);
+long httpd_in_flight(struct httpd *s);
 
 /* Closes every connection, stops both listeners and frees s (NULL ok). */
-void server_stop(struct server *s);
+void httpd_stop(struct httpd *s);
 
-#endif /* SERVER_H */
+#endif /* HTTPD_H */

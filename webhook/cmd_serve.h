@@ -1,18 +1,18 @@
 /*
- * serve.h - the `serve` command: its flags and its run loop.
+ * cmd_serve.h - the `serve` command: its flags and its run loop.
  *
  * main.c splits each flag into a name (without dashes, "listen", "v") and a
  * value, gives the common ones to the config module and the rest to
- * serve_options_set(), then calls serve_run().
+ * cmd_serve_options_set(), then calls cmd_serve_run().
  */
-#ifndef SERVE_H
-#define SERVE_H
+#ifndef CMD_SERVE_H
+#define CMD_SERVE_H
 
 #include <stddef.h>
 
 struct config;
 
-struct serve_options {
+struct cmd_serve_options {
 	const char *listen;               /* "0.0.0.0:9443" */
 	const char *tls_cert_file;        /* required */
 	const char *tls_private_key_file; /* required */
@@ -23,7 +23,7 @@ struct serve_options {
 };
 
 /* Fills the defaults of SPEC section 1. */
-void serve_options_init(struct serve_options *o);
+void cmd_serve_options_init(struct cmd_serve_options *o);
 
 /*
  * Sets the serve flag name (without leading dashes) to value, which is
@@ -31,8 +31,8 @@ void serve_options_init(struct serve_options *o);
  * serve flag, and -1 for a bad value, with a message naming the flag in
  * err[0..errlen).
  */
-int serve_options_set(struct serve_options *o, const char *name,
-		      const char *value, char *err, size_t errlen);
+int cmd_serve_options_set(struct cmd_serve_options *o, const char *name,
+			  const char *value, char *err, size_t errlen);
 
 /*
  * Checks o (required flags present, addresses parse), then serves until
@@ -40,6 +40,6 @@ int serve_options_set(struct serve_options *o, const char *name,
  * shutdown, 2 for a usage or configuration error (message on stderr), 1 for
  * a failure at run time.
  */
-int serve_run(const struct config *cfg, const struct serve_options *o);
+int cmd_serve_run(const struct config *cfg, const struct cmd_serve_options *o);
 
-#endif /* SERVE_H */
+#endif /* CMD_SERVE_H */

@@ -1,5 +1,5 @@
 /*
- * server.c - libmicrohttpd daemons, routing, body limits, client
+ * httpd.c - libmicrohttpd daemons, routing, body limits, client
  * certificates, timeouts and draining.
  *
  * Request life cycle on the HTTPS daemon (libmicrohttpd calls the access
@@ -36,7 +36,7 @@
 
 #include "certs.h"
 #include "log.h"
-#include "server.h"
+#include "httpd.h"
 
 #define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 #define TIMEOUT_ACTIVE 10u  /* s of silence inside a handshake or request */
@@ -80,7 +80,7 @@ struct conn {
 	char *body;
 	size_t len;
 	size_t cap;
-	struct server_reply reply;
+	struct httpd_reply reply;
 };
 
 /* Answers shared by every request, made once. */
@@ -96,8 +96,8 @@ struct canned {
 	struct MHD_Response *busy;
 };
 
-struct server {
-	struct server_config cfg;
+struct httpd {
+	struct httpd_config cfg;
 	struct MHD_Daemon *tls;
 	struct MHD_Daemon *plain;
 	int tls_fd;            /* the HTTPS listener (libmicrohttpd's) */
@@ -112,7 +112,7 @@ struct server {
  * kept, tagged, in the socket context. */
 #define HOLD_TAG ((uintptr_t)1)
 
-uint64_t server_now_ns(void)
+uint64_t httpd_now_ns(void)
 {
 	struct timespec ts;
 
@@ -183,7 +183,7 @@ bad_port:
 	return -1;
 }
 
-int server_check_address(const char *hostport, char *err, size_t errlen)
+int httpd_check_address(const char *hostport, char *err, size_t errlen)
 {
 	char host[256], port[8];
 
@@ -384,7 +384,7 @@ static bool peer_verified(struct MHD_Connection *mc)
 /* --- request state ------------------------------------------------------- */
 
 /* Frees what the request in progress holds and leaves in flight. */
-static void request_end(struct server *s, struct conn *c)
+static void request_end(struct httpd *s, struct conn *c)
 {
 	if (c->counted)
 		atomic_fetch_sub_explicit(&s->in_flight, 1,
@@ -399,7 +399,7 @@ static void request_end(struct server *s, struct conn *c)
 }
 
 /* Calls the handler on body[0..len); the body buffer is then freed. */
-static void answer(struct server *s, struct conn *c, const char *body,
+static void answer(struct httpd *s, struct conn *c, const char *body,
 		   size_t len)
 {
 	memset(&c->reply, 0, sizeof(c->reply));
@@ -435,7 +435,7 @@ static bool parse_length(const char *v, size_t *out)
  * the bytes are dropped (too_big); past DISCARD_MAX more, the connection
  * is closed (MHD_NO).
  */
-static enum MHD_Result take_body(struct server *s, struct conn *c,
+static enum MHD_Result take_body(struct httpd *s, struct conn *c,
 				 const char *data, size_t n)
 {
 	size_t max = s->cfg.body_max;
@@ -478,7 +478,7 @@ static enum MHD_Result take_body(struct server *s, struct conn *c,
 }
 
 /* Queues the handler's answer (taking its body) or a canned 500. */
-static enum MHD_Result queue_reply(struct server *s, struct conn *c,
+static enum MHD_Result queue_reply(struct httpd *s, struct conn *c,
 				   struct MHD_Connection *mc)
 {
 	struct MHD_Response *r;
@@ -515,7 +515,7 @@ static enum MHD_Result queue_reply(struct server *s, struct conn *c,
  * without reading the body).  Otherwise returns MHD_YES to read on; an
  * admission request counts as in flight from here.
  */
-static enum MHD_Result tls_begin(struct server *s, struct MHD_Connection *mc,
+static enum MHD_Result tls_begin(struct httpd *s, struct MHD_Connection *mc,
 				 struct conn *c, const char *url,
 				 const char *method)
 {
@@ -524,7 +524,7 @@ static enum MHD_Result tls_begin(struct server *s, struct MHD_Connection *mc,
 	size_t length = 0;
 
 	c->route = route_of(url, true);
-	c->started = server_now_ns();
+	c->started = httpd_now_ns();
 	probe = c->route == ROUTE_HEALTHZ || c->route == ROUTE_READYZ;
 	get = is_get(method);
 	set_timeout(mc, TIMEOUT_ACTIVE);
@@ -594,7 +594,7 @@ static enum MHD_Result on_tls_request(void *cls, struct MHD_Connection *mc,
 				      const char *upload_data,
 				      size_t *upload_data_size, void **req_cls)
 {
-	struct server *s = cls;
+	struct httpd *s = cls;
 	struct conn *c = *req_cls;
 
 	(void)version;
@@ -644,7 +644,7 @@ static enum MHD_Result on_tls_request(void *cls, struct MHD_Connection *mc,
 static void on_completed(void *cls, struct MHD_Connection *mc, void **req_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
-	struct server *s = cls;
+	struct httpd *s = cls;
 	struct conn *c = *req_cls;
 
 	(void)mc;
@@ -667,7 +667,7 @@ static void on_connection(void *cls, struct MHD_Connection *mc,
 			  void **socket_context,
 			  enum MHD_ConnectionNotificationCode toe)
 {
-	struct server *s = cls;
+	struct httpd *s = cls;
 	struct conn *c;
 
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
@@ -712,7 +712,7 @@ static enum MHD_Result on_plain_request(void *cls, struct MHD_Connection *mc,
 					size_t *upload_data_size, void **req_cls)
 {
 	static char started; /* marks the first call as done */
-	struct server *s = cls;
+	struct httpd *s = cls;
 	enum route route = route_of(url, false);
 	struct buf page = BUF_INIT;
 	struct MHD_Response *r;
@@ -826,7 +826,7 @@ static void canned_release(struct canned *r)
 }
 
 /* Makes the canned answers.  Returns 0, or -1 out of memory. */
-static int canned_init(struct server *s)
+static int canned_init(struct httpd *s)
 {
 	struct canned *r = &s->r;
 
@@ -855,7 +855,7 @@ static int canned_init(struct server *s)
  * Reads the client CA file into s->client_ca and checks that it holds at
  * least one certificate.  Returns 0, or -1 with a message.
  */
-static int load_client_ca(struct server *s, const char *name,
+static int load_client_ca(struct httpd *s, const char *name,
 			  const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "rb");
@@ -958,8 +958,8 @@ static unsigned thread_count(unsigned wanted)
 	return n > (long)THREADS_MAX ? THREADS_MAX : (unsigned)n;
 }
 
-int server_start(const struct server_config *cfg, struct server **out,
-		 char *err, size_t errlen)
+int httpd_start(const struct httpd_config *cfg, struct httpd **out,
+		char *err, size_t errlen)
 {
 	/* Typed here: libmicrohttpd takes them through "...". */
 	MHD_AccessHandlerCallback tls_handler = on_tls_request;
@@ -968,8 +968,8 @@ int server_start(const struct server_config *cfg, struct server **out,
 	MHD_NotifyConnectionCallback connection = on_connection;
 	MHD_LogCallback logger = mhd_log;
 	gnutls_certificate_retrieve_function2 *retrieve = certs_retrieve;
-	struct server *s = calloc(1, sizeof(*s));
-	/* ITC wakes the workers at the stop: after server_drain() their
+	struct httpd *s = calloc(1, sizeof(*s));
+	/* ITC wakes the workers at the stop: after httpd_drain() their
 	 * listen socket no longer does. */
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
 			 MHD_USE_ITC;
@@ -1057,7 +1057,7 @@ fail:
 		close(tls_fd);
 	if (plain_fd >= 0)
 		close(plain_fd);
-	server_stop(s);
+	httpd_stop(s);
 	return rc;
 }
 
@@ -1070,7 +1070,7 @@ fail:
  * socket closes (new connections are refused), it leaves every epoll set
  * with it, and libmicrohttpd keeps a valid descriptor to close at the end.
  */
-void server_drain(struct server *s)
+void httpd_drain(struct httpd *s)
 {
 	struct sockaddr_un sa;
 	int dummy;
@@ -1090,12 +1090,12 @@ void server_drain(struct server *s)
 		close(dummy);
 }
 
-long server_in_flight(struct server *s)
+long httpd_in_flight(struct httpd *s)
 {
 	return atomic_load_explicit(&s->in_flight, memory_order_relaxed);
 }
 
-void server_stop(struct server *s)
+void httpd_stop(struct httpd *s)
 {
 	if (!s)
 		return;
