@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "addr.h"
 #include "certs.h"
 #include "cmd_serve.h"
 #include "config.h"
@@ -44,13 +45,14 @@ void cmd_serve_options_init(struct cmd_serve_options *o)
 int cmd_serve_options_set(struct cmd_serve_options *o, const char *name,
 			  const char *value, char *err, size_t errlen)
 {
+	struct addr a;
 	char why[200];
 
 	if (!strcmp(name, "listen") || !strcmp(name, "metrics-listen")) {
 		bool metrics = name[0] == 'm';
 
 		if (!(metrics && !value[0]) &&
-		    httpd_check_address(value, why, sizeof(why))) {
+		    addr_parse(value, &a, why, sizeof(why))) {
 			snprintf(err, errlen, "--%s: %s", name, why);
 			return -1;
 		}

@@ -17,7 +17,6 @@
 #define _GNU_SOURCE /* sched_getaffinity(), CPU_COUNT() */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -34,6 +33,7 @@
 #include <gnutls/x509.h>
 #include <microhttpd.h>
 
+#include "addr.h"
 #include "certs.h"
 #include "log.h"
 #include "httpd.h"
@@ -123,136 +123,24 @@ uint64_t httpd_now_ns(void)
 /* --- addresses ----------------------------------------------------------- */
 
 /*
- * Splits HOST:PORT into host (brackets removed) and port.  Returns 0, or
- * -1 with a message.
- */
-static int split_address(const char *hostport, char *host, size_t hostlen,
-			 char *port, size_t portlen, char *err, size_t errlen)
-{
-	const char *colon, *h = hostport, *p;
-	size_t n;
-	unsigned long v = 0;
-
-	if (hostport[0] == '[') {
-		const char *close = strchr(hostport, ']');
-
-		if (!close || close[1] != ':') {
-			snprintf(err, errlen, "\"%s\": expected [IPV6]:PORT",
-				 hostport);
-			return -1;
-		}
-		h = hostport + 1;
-		n = (size_t)(close - h);
-		colon = close + 1;
-	} else {
-		colon = strrchr(hostport, ':');
-		if (!colon) {
-			snprintf(err, errlen, "\"%s\": expected HOST:PORT",
-				 hostport);
-			return -1;
-		}
-		n = (size_t)(colon - hostport);
-		if (memchr(hostport, ':', n)) {
-			snprintf(err, errlen,
-				 "\"%s\": write an IPv6 address in brackets, as [::1]:8443",
-				 hostport);
-			return -1;
-		}
-	}
-	if (n >= hostlen) {
-		snprintf(err, errlen, "\"%s\": host name too long", hostport);
-		return -1;
-	}
-	memcpy(host, h, n);
-	host[n] = '\0';
-	p = colon + 1;
-	if (!*p || strlen(p) > 5)
-		goto bad_port;
-	for (; *p; p++) {
-		if (*p < '0' || *p > '9')
-			goto bad_port;
-		v = v * 10 + (unsigned long)(*p - '0');
-	}
-	if (v < 1 || v > 65535)
-		goto bad_port;
-	snprintf(port, portlen, "%lu", v);
-	return 0;
-bad_port:
-	snprintf(err, errlen, "\"%s\": the port must be a number from 1 to 65535",
-		 hostport);
-	return -1;
-}
-
-int httpd_check_address(const char *hostport, char *err, size_t errlen)
-{
-	char host[256], port[8];
-
-	return split_address(hostport, host, sizeof(host), port, sizeof(port),
-			     err, errlen);
-}
-
-/*
- * Resolves and binds hostport, listening, non-blocking.  With an empty
- * host, IPv6 "::" takes IPv4 too; a name prefers its IPv4 address.
- * Returns 0 with *fd, 2 when the address does not resolve, 1 when it
- * cannot be bound.
+ * addr_listen() under the setting name.  Returns 0 with *fd, 2 when the
+ * address does not parse or resolve, 1 when it cannot be bound.
  */
 static int listen_on(const char *name, const char *hostport, int *fd,
 		     char *err, size_t errlen)
 {
-	struct addrinfo hints, *res = NULL, *ai;
-	char host[256], port[8], why[160] = "no usable address";
-	int pass, rc, one = 1, zero = 0;
+	char why[512];
 
-	if (split_address(hostport, host, sizeof(host), port, sizeof(port),
-			  why, sizeof(why))) {
+	switch (addr_listen(hostport, fd, why, sizeof(why))) {
+	case ADDR_OK:
+		return 0;
+	case ADDR_BAD:
 		snprintf(err, errlen, "%s: %s", name, why);
 		return 2;
+	default:
+		snprintf(err, errlen, "%s: %s", name, why);
+		return 1;
 	}
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	rc = getaddrinfo(host[0] ? host : NULL, port, &hints, &res);
-	if (rc) {
-		snprintf(err, errlen, "%s: \"%s\": cannot resolve: %s", name,
-			 hostport, gai_strerror(rc));
-		return 2;
-	}
-	/* Pass 0 takes the preferred family, pass 1 the others. */
-	for (pass = 0; pass < 2; pass++) {
-		int want = host[0] ? AF_INET : AF_INET6;
-
-		for (ai = res; ai; ai = ai->ai_next) {
-			int s;
-
-			if ((ai->ai_family == want) != (pass == 0))
-				continue;
-			s = socket(ai->ai_family,
-				   ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-				   ai->ai_protocol);
-			if (s < 0) {
-				snprintf(why, sizeof(why), "%s", strerror(errno));
-				continue;
-			}
-			setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-			if (ai->ai_family == AF_INET6 && !host[0])
-				setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &zero,
-					   sizeof(zero));
-			if (bind(s, ai->ai_addr, ai->ai_addrlen) == 0 &&
-			    listen(s, SOMAXCONN) == 0) {
-				freeaddrinfo(res);
-				*fd = s;
-				return 0;
-			}
-			snprintf(why, sizeof(why), "%s", strerror(errno));
-			close(s);
-		}
-	}
-	freeaddrinfo(res);
-	snprintf(err, errlen, "%s: cannot listen on \"%s\": %s", name,
-		 hostport, why);
-	return 1;
 }
 
 /* --- small helpers ------------------------------------------------------- */

@@ -82,13 +82,6 @@ struct httpd_config {
 uint64_t httpd_now_ns(void);
 
 /*
- * Checks the form of a listen address: HOST:PORT, where HOST is a name,
- * an IPv4 address, [an IPv6 address] or empty (every address), and PORT
- * is 1..65535.  Returns 0, or -1 with a message in err[0..errlen).
- */
-int httpd_check_address(const char *hostport, char *err, size_t errlen);
-
-/*
  * Binds both listeners and starts serving.  Returns 0 with *out set; 2 for
  * a configuration error (an address that does not resolve, an unreadable
  * or empty client CA file); 1 when the server could not start (address in
