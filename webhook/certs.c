@@ -14,9 +14,12 @@
 #include <gnutls/x509.h>
 
 #include "certs.h"
+#include "file.h"
 
-/* PEM files larger than this are not a certificate or a key. */
-#define PEM_MAX (1u << 20)
+/* PEM files larger than this are not a certificate or a key... */
+#define PEM_MAX ((size_t)1 << 20)
+/* ...nor a bundle of client CAs. */
+#define CA_MAX ((size_t)4 << 20)
 /* Certificates in tls.crt: the leaf and its chain. */
 #define CHAIN_MAX 8
 
@@ -82,63 +85,6 @@ static bool stamps_equal(const struct certs_stamp a[2],
 			 const struct certs_stamp b[2])
 {
 	return stamp_equal(&a[0], &b[0]) && stamp_equal(&a[1], &b[1]);
-}
-
-/*
- * Reads the whole file at path into a malloc'd buffer (*data, *len).
- * Returns 0, or -1 with a message in err.
- */
-static int read_pem(const char *path, char **data, size_t *len, char *err,
-		    size_t errlen)
-{
-	FILE *f = fopen(path, "rb");
-	size_t n = 0, cap = 0;
-	char *buf = NULL, *grown;
-
-	if (!f) {
-		snprintf(err, errlen, "cannot read %s: %s", path,
-			 strerror(errno));
-		return -1;
-	}
-	for (;;) {
-		size_t got;
-
-		if (n == cap) {
-			size_t want = cap ? cap * 2 : 8192;
-
-			if (cap >= PEM_MAX) {
-				snprintf(err, errlen, "%s: larger than %u bytes",
-					 path, PEM_MAX);
-				goto fail;
-			}
-			grown = realloc(buf, want);
-			if (!grown) {
-				snprintf(err, errlen, "%s: out of memory", path);
-				goto fail;
-			}
-			buf = grown;
-			cap = want;
-		}
-		got = fread(buf + n, 1, cap - n, f);
-		n += got;
-		if (got == 0)
-			break;
-	}
-	if (ferror(f)) {
-		snprintf(err, errlen, "cannot read %s: %s", path,
-			 strerror(errno ? errno : EIO));
-		goto fail;
-	}
-	fclose(f);
-	*data = buf;
-	*len = n;
-	return 0;
-fail:
-	if (buf)
-		gnutls_memset(buf, 0, cap);
-	free(buf);
-	fclose(f);
-	return -1;
 }
 
 /* Writes the bytes as upper-case hexadecimal, with sep between them. */
@@ -319,9 +265,10 @@ static struct certs_pair *load_files(struct certs *c, struct certs_stamp now[2],
 
 	stamp_take(c->cert_file, &now[0]);
 	stamp_take(c->key_file, &now[1]);
-	rc = read_pem(c->cert_file, &cert, &cert_len, err, errlen);
+	rc = file_read(c->cert_file, PEM_MAX, &cert, &cert_len, err, errlen);
 	if (rc == 0)
-		rc = read_pem(c->key_file, &key, &key_len, err, errlen);
+		rc = file_read(c->key_file, PEM_MAX, &key, &key_len, err,
+			       errlen);
 	stamp_take(c->cert_file, &after[0]);
 	stamp_take(c->key_file, &after[1]);
 	*stable = stamps_equal(now, after);
@@ -498,4 +445,32 @@ void certs_unhold(struct certs *c, void *handle)
 	p->conns--;
 	collect(c);
 	pthread_mutex_unlock(&c->lock);
+}
+
+int certs_load_ca(const char *path, char **pem, char *err, size_t errlen)
+{
+	gnutls_x509_crt_t *list = NULL;
+	gnutls_datum_t d;
+	unsigned n = 0, i;
+	size_t len;
+	char *data;
+	int rc;
+
+	if (file_read(path, CA_MAX, &data, &len, err, errlen))
+		return -1;
+	d.data = (unsigned char *)data;
+	d.size = (unsigned)len;
+	rc = gnutls_x509_crt_list_import2(&list, &n, &d, GNUTLS_X509_FMT_PEM,
+					  0);
+	if (rc < 0 || n == 0) {
+		snprintf(err, errlen, "%s holds no PEM certificate%s%s", path,
+			 rc < 0 ? ": " : "", rc < 0 ? gnutls_strerror(rc) : "");
+		free(data);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		gnutls_x509_crt_deinit(list[i]);
+	gnutls_free(list);
+	*pem = data;
+	return 0;
 }

@@ -16,6 +16,9 @@
  * was replaced stays alive while any connection that started before the
  * replacement is open (certs_hold() and certs_unhold() around each
  * connection), so a handshake never uses a freed key.
+ *
+ * The client CA bundle, which client certificates must chain to, is read
+ * once at the start (certs_load_ca()).
  */
 #ifndef CERTS_H
 #define CERTS_H
@@ -113,5 +116,14 @@ int certs_retrieve(gnutls_session_t session, const gnutls_datum_t *req_ca_dn,
  */
 void *certs_hold(struct certs *c);
 void certs_unhold(struct certs *c, void *handle);
+
+/*
+ * Reads the PEM bundle of client CAs at path and checks that it holds at
+ * least one certificate.  Returns 0 with *pem, malloc'd and NUL-terminated,
+ * for the caller to free; or -1 with a message naming the file in
+ * err[0..errlen).
+ */
+int certs_load_ca(const char *path, char **pem, char *err, size_t errlen)
+	__attribute__((warn_unused_result));
 
 #endif /* CERTS_H */

@@ -285,7 +285,7 @@ int cmd_serve_run(const struct config *cfg, const struct cmd_serve_options *o)
 	sigset_t set, old;
 	struct sigaction ign;
 	uint64_t next_poll;
-	char err[600];
+	char err[600], *client_ca = NULL;
 	int status;
 
 	if (!o->tls_cert_file || !o->tls_private_key_file) {
@@ -324,6 +324,12 @@ int cmd_serve_run(const struct config *cfg, const struct cmd_serve_options *o)
 		goto out;
 	}
 	metrics_set_cert_not_after(&st->metrics, info.not_after);
+	if (o->tls_client_ca_file &&
+	    certs_load_ca(o->tls_client_ca_file, &client_ca, err, sizeof(err))) {
+		fprintf(stderr, PROG ": --tls-client-ca-file: %s\n", err);
+		status = 2;
+		goto out;
+	}
 
 	memset(&sc, 0, sizeof(sc));
 	sc.listen = o->listen;
@@ -331,8 +337,7 @@ int cmd_serve_run(const struct config *cfg, const struct cmd_serve_options *o)
 	sc.metrics_listen = o->metrics_listen;
 	sc.metrics_listen_name = "--metrics-listen";
 	sc.certs = &st->certs;
-	sc.client_ca_file = o->tls_client_ca_file;
-	sc.client_ca_name = "--tls-client-ca-file";
+	sc.client_ca = client_ca;
 	sc.body_max = REVIEW_BODY_MAX;
 	sc.handle = on_review;
 	sc.refused = on_refused;
@@ -372,6 +377,7 @@ int cmd_serve_run(const struct config *cfg, const struct cmd_serve_options *o)
 	log_info("stopped");
 out:
 	httpd_stop(srv);
+	free(client_ca);
 	if (st) {
 		certs_release(&st->certs); /* also after a failed certs_init() */
 		free(st);

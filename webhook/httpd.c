@@ -101,7 +101,6 @@ struct httpd {
 	struct MHD_Daemon *tls;
 	struct MHD_Daemon *plain;
 	int tls_fd;            /* the HTTPS listener (libmicrohttpd's) */
-	char *client_ca;       /* PEM, NUL-terminated */
 	char too_large_text[96];
 	struct canned r;
 	atomic_long in_flight;
@@ -417,7 +416,7 @@ static enum MHD_Result tls_begin(struct httpd *s, struct MHD_Connection *mc,
 	get = is_get(method);
 	set_timeout(mc, TIMEOUT_ACTIVE);
 
-	if (s->client_ca && !(probe && get)) {
+	if (s->cfg.client_ca && !(probe && get)) {
 		if (c->peer < 0)
 			c->peer = peer_verified(mc) ? 1 : 0;
 		if (!c->peer) {
@@ -739,75 +738,6 @@ static int canned_init(struct httpd *s)
 	return 0;
 }
 
-/*
- * Reads the client CA file into s->client_ca and checks that it holds at
- * least one certificate.  Returns 0, or -1 with a message.
- */
-static int load_client_ca(struct httpd *s, const char *name,
-			  const char *path, char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "rb");
-	gnutls_x509_crt_t *list = NULL;
-	unsigned n = 0, i;
-	gnutls_datum_t d;
-	size_t len = 0, cap = 0;
-	char *data = NULL, *grown;
-	int rc;
-
-	if (!f) {
-		snprintf(err, errlen, "%s: cannot read %s: %s", name,
-			 path, strerror(errno));
-		return -1;
-	}
-	for (;;) {
-		size_t got;
-
-		if (cap - len < 2) {
-			if (cap >= (4u << 20)) {
-				snprintf(err, errlen, "%s: %s is too large",
-					 name, path);
-				goto fail;
-			}
-			grown = realloc(data, cap ? cap * 2 : 8192);
-			if (!grown) {
-				snprintf(err, errlen, "out of memory");
-				goto fail;
-			}
-			data = grown;
-			cap = cap ? cap * 2 : 8192;
-		}
-		got = fread(data + len, 1, cap - len - 1, f);
-		len += got;
-		if (!got)
-			break;
-	}
-	if (ferror(f)) {
-		snprintf(err, errlen, "%s: cannot read %s", name, path);
-		goto fail;
-	}
-	data[len] = '\0';
-	d.data = (unsigned char *)data;
-	d.size = (unsigned)len;
-	rc = gnutls_x509_crt_list_import2(&list, &n, &d, GNUTLS_X509_FMT_PEM,
-					  0);
-	if (rc < 0 || n == 0) {
-		snprintf(err, errlen, "%s: %s holds no PEM certificate%s%s",
-			 name, path, rc < 0 ? ": " : "",
-			 rc < 0 ? gnutls_strerror(rc) : "");
-		goto fail;
-	}
-	for (i = 0; i < n; i++)
-		gnutls_x509_crt_deinit(list[i]);
-	gnutls_free(list);
-	fclose(f);
-	s->client_ca = data;
-	return 0;
-fail:
-	free(data);
-	fclose(f);
-	return -1;
-}
-
 /* The connection cap: CONN_LIMIT, or less when file descriptors are few. */
 static unsigned connection_limit(void)
 {
@@ -879,12 +809,6 @@ int httpd_start(const struct httpd_config *cfg, struct httpd **out,
 		rc = 1;
 		goto fail;
 	}
-	if (cfg->client_ca_file &&
-	    load_client_ca(s, cfg->client_ca_name, cfg->client_ca_file, err,
-			   errlen)) {
-		rc = 2;
-		goto fail;
-	}
 	rc = listen_on(cfg->listen_name, cfg->listen, &tls_fd, err, errlen);
 	if (rc)
 		goto fail;
@@ -902,7 +826,7 @@ int httpd_start(const struct httpd_config *cfg, struct httpd **out,
 		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)tls_fd,
 		MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES,
 		MHD_OPTION_HTTPS_CERT_CALLBACK, retrieve,
-		MHD_OPTION_HTTPS_MEM_TRUST, (const char *)s->client_ca,
+		MHD_OPTION_HTTPS_MEM_TRUST, cfg->client_ca,
 		MHD_OPTION_CONNECTION_LIMIT, limit,
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, limit - limit / 4,
 		MHD_OPTION_CONNECTION_TIMEOUT, TIMEOUT_IDLE,
@@ -992,6 +916,5 @@ void httpd_stop(struct httpd *s)
 	if (s->plain)
 		MHD_stop_daemon(s->plain);
 	canned_release(&s->r);
-	free(s->client_ca);
 	free(s);
 }

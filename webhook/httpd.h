@@ -65,11 +65,12 @@ struct httpd_config {
 	const char *listen;         /* HOST:PORT for HTTPS */
 	const char *metrics_listen; /* HOST:PORT for HTTP; NULL or "": none */
 	struct certs *certs;        /* the serving pair; outlives the server */
-	const char *client_ca_file; /* NULL: no client certificates */
-	/* How messages name the three settings above ("--listen"...). */
+	/* PEM of the CAs that client certificates must chain to (borrowed,
+	 * outlives the server); NULL: no client certificates. */
+	const char *client_ca;
+	/* How messages name the two addresses ("--listen"...). */
 	const char *listen_name;
 	const char *metrics_listen_name;
-	const char *client_ca_name;
 	size_t body_max;            /* larger bodies get 413 */
 	unsigned threads;           /* 0: one per CPU, at most 8 */
 	httpd_handle_fn *handle;
@@ -83,9 +84,8 @@ uint64_t httpd_now_ns(void);
 
 /*
  * Binds both listeners and starts serving.  Returns 0 with *out set; 2 for
- * a configuration error (an address that does not resolve, an unreadable
- * or empty client CA file); 1 when the server could not start (address in
- * use, ...).  The message, naming the setting, is in err.
+ * an address that does not parse or resolve; 1 when the server could not
+ * start (address in use, ...).  The message, naming the setting, is in err.
  */
 int httpd_start(const struct httpd_config *cfg, struct httpd **out,
 		char *err, size_t errlen) __attribute__((warn_unused_result));

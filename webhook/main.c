@@ -1,7 +1,6 @@
 /*
  * main.c - the vgpu-webhook command: serve, review, default, version.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +8,7 @@
 #include "arena.h"
 #include "cmd_serve.h"
 #include "config.h"
+#include "file.h"
 #include "pick.h"
 #include "policy.h"
 #include "review.h"
@@ -56,72 +56,19 @@ static int usage_error(const char *what, const char *arg)
 }
 
 /*
- * Reads the whole of path ("-" for standard input) into a malloc'd buffer
- * with a NUL after the data.  Returns NULL with errno set, EFBIG when the
- * input is larger than INPUT_MAX.
+ * Reads the input of review or default: path, or standard input for "-".
+ * Returns the bytes (malloc'd, NUL-terminated), or NULL after a message.
  */
 static char *read_input(const char *path, size_t *len)
 {
-	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-	size_t cap = 65536, n = 0;
-	char *data = NULL, *grown;
-	int saved;
+	char err[600], *data;
 
-	if (!f)
-		return NULL;
-	for (;;) {
-		size_t got;
-
-		if (!data || n == cap) {
-			if (data && cap > INPUT_MAX) {
-				errno = EFBIG;
-				goto fail;
-			}
-			if (data)
-				cap *= 2;
-			grown = realloc(data, cap + 1);
-			if (!grown)
-				goto fail;
-			data = grown;
-		}
-		got = fread(data + n, 1, cap - n, f);
-		n += got;
-		if (got == 0) {
-			if (ferror(f)) {
-				errno = errno ? errno : EIO;
-				goto fail;
-			}
-			break;
-		}
-	}
-	if (f != stdin)
-		fclose(f);
-	if (n > INPUT_MAX) {
-		free(data);
-		errno = EFBIG;
+	if (file_read(strcmp(path, "-") ? path : NULL, INPUT_MAX, &data, len,
+		      err, sizeof(err))) {
+		fprintf(stderr, PROG ": %s\n", err);
 		return NULL;
 	}
-	data[n] = '\0';
-	*len = n;
 	return data;
-fail:
-	saved = errno;
-	free(data);
-	if (f != stdin)
-		fclose(f);
-	errno = saved;
-	return NULL;
-}
-
-/* Reports an unreadable input; a too large one as serve would. */
-static void input_error(const char *path)
-{
-	if (errno == EFBIG)
-		fprintf(stderr, PROG ": %s: larger than %zu bytes\n", path,
-			(size_t)INPUT_MAX);
-	else
-		fprintf(stderr, PROG ": cannot read %s: %s\n", path,
-			strerror(errno));
 }
 
 /* The review command: the answer serve would send, on stdout. */
@@ -132,10 +79,8 @@ static int run_review(const struct config *cfg, const char *path)
 	char *body = read_input(path, &len);
 	int status;
 
-	if (!body) {
-		input_error(path);
+	if (!body)
 		return 1;
-	}
 	review_answer_init(&ans);
 	if (review_handlen(cfg, body, len, &ans) == 0) {
 		fwrite(ans.body, 1, ans.body_len, stdout);
@@ -194,10 +139,8 @@ static int run_default(const struct config *cfg, const char *path)
 	char *body = read_input(path, &len);
 	int status = 2, precision = 1;
 
-	if (!body) {
-		input_error(path);
+	if (!body)
 		return 2;
-	}
 	/* The decoder of review, keeping everything: the same verdict on
 	 * the same bytes. */
 	pod = pick_loadb(body, len, &pick_all, &perr);
