@@ -227,6 +227,24 @@ static void poll_certificates(struct serve_state *st)
 /* --- the run loop -------------------------------------------------------- */
 
 /*
+ * Reports a server that did not start, naming the flag of the address it
+ * is about.  Returns the exit status: 2 for an address given wrong, 1 for
+ * a failure at run time (address in use, out of memory...).
+ */
+static int start_failed(const struct httpd_error *e)
+{
+	const char *flag = e->listener == HTTPD_LISTENER_TLS ? "--listen" :
+			   e->listener == HTTPD_LISTENER_METRICS ?
+			   "--metrics-listen" : NULL;
+
+	if (flag)
+		fprintf(stderr, PROG ": %s: %s\n", flag, e->text);
+	else
+		fprintf(stderr, PROG ": %s\n", e->text);
+	return e->status == HTTPD_BAD_ADDRESS ? 2 : 1;
+}
+
+/*
  * Waits for a signal of set for at most ns nanoseconds.  Returns the
  * signal, or 0 on time out.
  */
@@ -280,6 +298,7 @@ int cmd_serve_run(const struct config *cfg, const struct cmd_serve_options *o)
 {
 	struct serve_state *st;
 	struct httpd_config sc;
+	struct httpd_error herr;
 	struct httpd *srv = NULL;
 	struct certs_info info;
 	sigset_t set, old;
@@ -333,9 +352,7 @@ int cmd_serve_run(const struct config *cfg, const struct cmd_serve_options *o)
 
 	memset(&sc, 0, sizeof(sc));
 	sc.listen = o->listen;
-	sc.listen_name = "--listen";
 	sc.metrics_listen = o->metrics_listen;
-	sc.metrics_listen_name = "--metrics-listen";
 	sc.certs = &st->certs;
 	sc.client_ca = client_ca;
 	sc.body_max = REVIEW_BODY_MAX;
@@ -343,9 +360,8 @@ int cmd_serve_run(const struct config *cfg, const struct cmd_serve_options *o)
 	sc.refused = on_refused;
 	sc.metrics = on_metrics;
 	sc.arg = st;
-	status = httpd_start(&sc, &srv, err, sizeof(err));
-	if (status) {
-		fprintf(stderr, PROG ": %s\n", err);
+	if (httpd_start(&sc, &srv, &herr)) {
+		status = start_failed(&herr);
 		goto out;
 	}
 	log_fields(LOG_INFO, "serving",

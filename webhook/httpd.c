@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,26 +120,42 @@ uint64_t httpd_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* --- addresses ----------------------------------------------------------- */
+/* --- errors and addresses ----------------------------------------------- */
+
+/* Fills *err and returns its status. */
+__attribute__((format(printf, 4, 5)))
+static enum httpd_status failed(struct httpd_error *err,
+				enum httpd_status status,
+				enum httpd_listener listener, const char *fmt,
+				...)
+{
+	va_list ap;
+
+	err->status = status;
+	err->listener = listener;
+	va_start(ap, fmt);
+	vsnprintf(err->text, sizeof(err->text), fmt, ap);
+	va_end(ap);
+	return status;
+}
 
 /*
- * addr_listen() under the setting name.  Returns 0 with *fd, 2 when the
- * address does not parse or resolve, 1 when it cannot be bound.
+ * Binds the address of listener.  Returns HTTPD_OK with *fd, or the
+ * failure in *err.
  */
-static int listen_on(const char *name, const char *hostport, int *fd,
-		     char *err, size_t errlen)
+static enum httpd_status listen_on(enum httpd_listener listener,
+				   const char *hostport, int *fd,
+				   struct httpd_error *err)
 {
-	char why[512];
+	char why[sizeof(err->text)];
 
 	switch (addr_listen(hostport, fd, why, sizeof(why))) {
 	case ADDR_OK:
-		return 0;
+		return HTTPD_OK;
 	case ADDR_BAD:
-		snprintf(err, errlen, "%s: %s", name, why);
-		return 2;
+		return failed(err, HTTPD_BAD_ADDRESS, listener, "%s", why);
 	default:
-		snprintf(err, errlen, "%s: %s", name, why);
-		return 1;
+		return failed(err, HTTPD_BIND_FAILED, listener, "%s", why);
 	}
 }
 
@@ -776,8 +793,8 @@ static unsigned thread_count(unsigned wanted)
 	return n > (long)THREADS_MAX ? THREADS_MAX : (unsigned)n;
 }
 
-int httpd_start(const struct httpd_config *cfg, struct httpd **out,
-		char *err, size_t errlen)
+enum httpd_status httpd_start(const struct httpd_config *cfg,
+			       struct httpd **out, struct httpd_error *err)
 {
 	/* Typed here: libmicrohttpd takes them through "...". */
 	MHD_AccessHandlerCallback tls_handler = on_tls_request;
@@ -792,12 +809,12 @@ int httpd_start(const struct httpd_config *cfg, struct httpd **out,
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
 			 MHD_USE_ITC;
 	unsigned limit = connection_limit();
-	int tls_fd = -1, plain_fd = -1, rc;
+	enum httpd_status rc;
+	int tls_fd = -1, plain_fd = -1;
 
-	if (!s) {
-		snprintf(err, errlen, "out of memory");
-		return 1;
-	}
+	if (!s)
+		return failed(err, HTTPD_NOMEM, HTTPD_LISTENER_NONE,
+			      "out of memory");
 	s->cfg = *cfg;
 	s->tls_fd = -1;
 	atomic_init(&s->in_flight, 0);
@@ -805,16 +822,16 @@ int httpd_start(const struct httpd_config *cfg, struct httpd **out,
 	if (log_verbosity >= 2)
 		flags |= MHD_USE_ERROR_LOG;
 	if (canned_init(s)) {
-		snprintf(err, errlen, "out of memory");
-		rc = 1;
+		rc = failed(err, HTTPD_NOMEM, HTTPD_LISTENER_NONE,
+			    "out of memory");
 		goto fail;
 	}
-	rc = listen_on(cfg->listen_name, cfg->listen, &tls_fd, err, errlen);
+	rc = listen_on(HTTPD_LISTENER_TLS, cfg->listen, &tls_fd, err);
 	if (rc)
 		goto fail;
 	if (cfg->metrics_listen && cfg->metrics_listen[0]) {
-		rc = listen_on(cfg->metrics_listen_name, cfg->metrics_listen,
-			       &plain_fd, err, errlen);
+		rc = listen_on(HTTPD_LISTENER_METRICS, cfg->metrics_listen,
+			       &plain_fd, err);
 		if (rc)
 			goto fail;
 	}
@@ -838,9 +855,9 @@ int httpd_start(const struct httpd_config *cfg, struct httpd **out,
 	if (!s->tls) {
 		/* libmicrohttpd closed or owns tls_fd now. */
 		tls_fd = -1;
-		snprintf(err, errlen, "%s: cannot start the HTTPS server on \"%s\"",
-			 cfg->listen_name, cfg->listen);
-		rc = 1;
+		rc = failed(err, HTTPD_START_FAILED, HTTPD_LISTENER_TLS,
+			    "cannot start the HTTPS server on \"%s\"",
+			    cfg->listen);
 		goto fail;
 	}
 	s->tls_fd = tls_fd;
@@ -855,15 +872,15 @@ int httpd_start(const struct httpd_config *cfg, struct httpd **out,
 			MHD_OPTION_END);
 		plain_fd = -1;
 		if (!s->plain) {
-			snprintf(err, errlen,
-				 "%s: cannot start the metrics server on \"%s\"",
-				 cfg->metrics_listen_name, cfg->metrics_listen);
-			rc = 1;
+			rc = failed(err, HTTPD_START_FAILED,
+				    HTTPD_LISTENER_METRICS,
+				    "cannot start the metrics server on \"%s\"",
+				    cfg->metrics_listen);
 			goto fail;
 		}
 	}
 	*out = s;
-	return 0;
+	return HTTPD_OK;
 fail:
 	if (tls_fd >= 0)
 		close(tls_fd);

@@ -68,9 +68,6 @@ struct httpd_config {
 	/* PEM of the CAs that client certificates must chain to (borrowed,
 	 * outlives the server); NULL: no client certificates. */
 	const char *client_ca;
-	/* How messages name the two addresses ("--listen"...). */
-	const char *listen_name;
-	const char *metrics_listen_name;
 	size_t body_max;            /* larger bodies get 413 */
 	unsigned threads;           /* 0: one per CPU, at most 8 */
 	httpd_handle_fn *handle;
@@ -82,13 +79,35 @@ struct httpd_config {
 /* Nanoseconds on the monotonic clock. */
 uint64_t httpd_now_ns(void);
 
+enum httpd_status {
+	HTTPD_OK,
+	HTTPD_NOMEM,        /* out of memory */
+	HTTPD_BAD_ADDRESS,  /* an address does not parse or does not resolve */
+	HTTPD_BIND_FAILED,  /* an address cannot be bound (in use, ...) */
+	HTTPD_START_FAILED, /* libmicrohttpd did not start (TLS setup, ...) */
+};
+
+/* The address a failure is about. */
+enum httpd_listener {
+	HTTPD_LISTENER_NONE,
+	HTTPD_LISTENER_TLS,     /* httpd_config.listen */
+	HTTPD_LISTENER_METRICS, /* httpd_config.metrics_listen */
+};
+
+/* Why httpd_start() failed, filled only then. */
+struct httpd_error {
+	enum httpd_status status;
+	enum httpd_listener listener;
+	char text[512]; /* one line; quotes the address, not the setting */
+};
+
 /*
- * Binds both listeners and starts serving.  Returns 0 with *out set; 2 for
- * an address that does not parse or resolve; 1 when the server could not
- * start (address in use, ...).  The message, naming the setting, is in err.
+ * Binds both listeners and starts serving.  Returns HTTPD_OK with *out
+ * set, or the failure, also in *err.
  */
-int httpd_start(const struct httpd_config *cfg, struct httpd **out,
-		char *err, size_t errlen) __attribute__((warn_unused_result));
+enum httpd_status httpd_start(const struct httpd_config *cfg,
+			      struct httpd **out, struct httpd_error *err)
+	__attribute__((warn_unused_result));
 
 /*
  * Starts draining: /readyz answers 503, the HTTPS listener stops
