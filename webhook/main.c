@@ -6,17 +6,11 @@
 #include <string.h>
 
 #include "arena.h"
+#include "cmd_review.h"
 #include "cmd_serve.h"
 #include "config.h"
-#include "file.h"
-#include "pick.h"
-#include "policy.h"
-#include "review.h"
 
 #define PROG "vgpu-webhook"
-
-/* review and default refuse what serve would refuse with 413. */
-#define INPUT_MAX REVIEW_BODY_MAX
 
 static const char usage[] =
 	"usage: " PROG " serve   [flags]\n"
@@ -53,150 +47,6 @@ static int usage_error(const char *what, const char *arg)
 	fprintf(stderr, PROG ": %s%s%s\n\n%s", what, arg ? ": " : "",
 		arg ? arg : "", usage);
 	return 2;
-}
-
-/*
- * Reads the input of review or default: path, or standard input for "-".
- * Returns the bytes (malloc'd, NUL-terminated), or NULL after a message.
- */
-static char *read_input(const char *path, size_t *len)
-{
-	char err[600], *data;
-
-	if (file_read(strcmp(path, "-") ? path : NULL, INPUT_MAX, &data, len,
-		      err, sizeof(err))) {
-		fprintf(stderr, PROG ": %s\n", err);
-		return NULL;
-	}
-	return data;
-}
-
-/* The review command: the answer serve would send, on stdout. */
-static int run_review(const struct config *cfg, const char *path)
-{
-	struct review_answer ans;
-	size_t len;
-	char *body = read_input(path, &len);
-	int status;
-
-	if (!body)
-		return 1;
-	review_answer_init(&ans);
-	if (review_handlen(cfg, body, len, &ans) == 0) {
-		fwrite(ans.body, 1, ans.body_len, stdout);
-		fputc('\n', stdout);
-		status = fflush(stdout) ? 1 : 0;
-	} else {
-		fprintf(stderr, PROG ": %s\n", ans.body ? ans.body :
-			"out of memory");
-		status = 1;
-	}
-	free(body);
-	review_answer_release(&ans);
-	return status;
-}
-
-/* Sets *precision to the digits that print v exactly (a real), at least. */
-static void real_precision(const json_t *v, int *precision)
-{
-	const char *k;
-	json_t *item;
-	size_t i;
-
-	if (json_is_real(v)) {
-		char text[40];
-		int p;
-
-		for (p = *precision; p < 17; p++) {
-			snprintf(text, sizeof(text), "%.*g", p,
-				 json_real_value(v));
-			if (strtod(text, NULL) == json_real_value(v))
-				break;
-		}
-		*precision = p;
-	} else if (json_is_object(v)) {
-		json_object_foreach((json_t *)v, k, item)
-			real_precision(item, precision);
-	} else if (json_is_array(v)) {
-		json_array_foreach(v, i, item)
-			real_precision(item, precision);
-	}
-}
-
-/*
- * The default command: the pod with the policy's operations applied on
- * stdout, warnings on stderr.  Returns 0, 1 when denied, or 2 when the
- * input cannot be read or is not a Pod.
- */
-static int run_default(const struct config *cfg, const char *path)
-{
-	struct policy_decision d;
-	struct pick_error perr;
-	json_t *pod = NULL;
-	const char *kind;
-	char err[256], *out = NULL;
-	size_t len, i;
-	char *body = read_input(path, &len);
-	int status = 2, precision = 1;
-
-	if (!body)
-		return 2;
-	/* The decoder of review, keeping everything: the same verdict on
-	 * the same bytes. */
-	pod = pick_loadb(body, len, &pick_all, &perr);
-	free(body);
-	if (!pod) {
-		fprintf(stderr, PROG ": %s is not JSON: %s (line %d, column %d)\n",
-			path, perr.text, perr.line, perr.column);
-		return 2;
-	}
-	kind = json_string_value(json_object_get(pod, "kind"));
-	if (!json_is_object(pod) || !kind ||
-	    json_string_length(json_object_get(pod, "kind")) != 3 ||
-	    strcmp(kind, "Pod")) {
-		fprintf(stderr, PROG ": not a Pod: %.64s\n",
-			kind ? kind : "(no kind)");
-		json_decref(pod);
-		return 2;
-	}
-	if (policy_decision_init(&d)) {
-		json_decref(pod);
-		fprintf(stderr, PROG ": out of memory\n");
-		return 2;
-	}
-	if (policy_decide(cfg, pod, &d)) {
-		fprintf(stderr, PROG ": out of memory\n");
-		goto out;
-	}
-	if (d.code) {
-		fprintf(stderr, PROG ": denied (%d %s): %s\n", d.code,
-			policy_decision_reason(d.code), d.message);
-		status = 1;
-		goto out;
-	}
-	for (i = 0; i < json_array_size(d.warnings); i++)
-		fprintf(stderr, "warning: %s\n",
-			json_string_value(json_array_get(d.warnings, i)));
-	if (patch_apply(pod, &d.patch, err, sizeof(err))) {
-		fprintf(stderr, PROG ": %s\n", err);
-		goto out;
-	}
-	/* Reals are printed with the fewest digits that keep their value, so
-	 * that cpu: 0.1 stays 0.1 (jansson's default of 17 digits would not). */
-	real_precision(pod, &precision);
-	out = json_dumps(pod, JSON_INDENT(2) | JSON_REAL_PRECISION(precision));
-	if (!out) {
-		fprintf(stderr, PROG ": out of memory\n");
-		goto out;
-	}
-	fputs(out, stdout);
-	fputc('\n', stdout);
-	status = fflush(stdout) ? 2 : 0;
-out:
-	free(out);
-	policy_decision_release(&d);
-	json_decref(pod);
-	return status;
 }
 
 static bool is_common_flag(const char *name)
@@ -341,8 +191,7 @@ int main(int argc, char **argv)
 	}
 
 	if (cmd == CMD_VERSION) {
-		printf(PROG " %s\n", VGPU_VERSION);
-		status = 0;
+		status = cmd_version_run();
 		goto out_flags;
 	}
 	status = load_config(&cfg, config_file, flags, nflags);
@@ -353,10 +202,10 @@ int main(int argc, char **argv)
 		status = cmd_serve_run(&cfg, &serve);
 		break;
 	case CMD_REVIEW:
-		status = run_review(&cfg, file ? file : "-");
+		status = cmd_review_run(&cfg, file ? file : "-");
 		break;
 	case CMD_DEFAULT:
-		status = run_default(&cfg, file ? file : "-");
+		status = cmd_default_run(&cfg, file ? file : "-");
 		break;
 	case CMD_VERSION:
 		break;

@@ -1,6 +1,7 @@
 /*
  * review.c - AdmissionReview in, AdmissionReview out (SPEC section 5).
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,5 +292,137 @@ out:
 	if (decided)
 		policy_decision_release(&d);
 	buf_release(&out);
+	return rc;
+}
+
+/* --- the default command: one bare Pod --------------------------------- */
+
+void review_pod_answer_init(struct review_pod_answer *ans)
+{
+	memset(ans, 0, sizeof(*ans));
+	ans->status = REVIEW_POD_FAILED;
+}
+
+void review_pod_answer_release(struct review_pod_answer *ans)
+{
+	json_free_t free_fn;
+
+	/* The pod is jansson's text, freed by jansson's allocator. */
+	json_get_alloc_funcs(NULL, &free_fn);
+	if (ans->pod)
+		free_fn(ans->pod);
+	free(ans->message);
+	json_decref(ans->warnings);
+	review_pod_answer_init(ans);
+}
+
+/* Sets a status other than REVIEW_POD_DEFAULTED.  Returns -1. */
+__attribute__((format(printf, 3, 4)))
+static int pod_fails(struct review_pod_answer *ans,
+		     enum review_pod_status status, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	free(ans->message);
+	ans->message = n < 0 ? NULL : malloc((size_t)n + 1);
+	if (ans->message) {
+		va_start(ap, fmt);
+		vsnprintf(ans->message, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
+	ans->status = status;
+	return -1;
+}
+
+/* Sets *precision to the digits that print v exactly (a real), at least. */
+static void real_precision(const json_t *v, int *precision)
+{
+	const char *k;
+	json_t *item;
+	size_t i;
+
+	if (json_is_real(v)) {
+		char text[40];
+		int p;
+
+		for (p = *precision; p < 17; p++) {
+			snprintf(text, sizeof(text), "%.*g", p,
+				 json_real_value(v));
+			if (strtod(text, NULL) == json_real_value(v))
+				break;
+		}
+		*precision = p;
+	} else if (json_is_object(v)) {
+		json_object_foreach((json_t *)v, k, item)
+			real_precision(item, precision);
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, item)
+			real_precision(item, precision);
+	}
+}
+
+int review_pod(const struct config *cfg, const char *body, size_t len,
+	       struct review_pod_answer *ans)
+{
+	struct pick_error perr;
+	struct policy_decision d;
+	const json_t *kind;
+	json_t *pod;
+	char err[256];
+	int rc = -1, precision = 1;
+
+	/* The decoder of review, keeping everything: the same verdict on
+	 * the same bytes. */
+	pod = pick_loadb(body, len, &pick_all, &perr);
+	if (!pod)
+		return pod_fails(ans, REVIEW_POD_NOT_JSON,
+				 "%s (line %d, column %d)", perr.text,
+				 perr.line, perr.column);
+	kind = json_object_get(pod, "kind");
+	if (!json_is_object(pod) || !json_is_string(kind) ||
+	    json_string_length(kind) != 3 ||
+	    strcmp(json_string_value(kind), "Pod")) {
+		rc = pod_fails(ans, REVIEW_POD_NOT_POD, "not a Pod: %.64s",
+			       json_is_string(kind) ? json_string_value(kind)
+						    : "(no kind)");
+		json_decref(pod);
+		return rc;
+	}
+	if (policy_decision_init(&d)) {
+		json_decref(pod);
+		return pod_fails(ans, REVIEW_POD_FAILED, "out of memory");
+	}
+	if (policy_decide(cfg, pod, &d)) {
+		pod_fails(ans, REVIEW_POD_FAILED, "out of memory");
+		goto out;
+	}
+	if (d.code) {
+		pod_fails(ans, REVIEW_POD_DENIED, "denied (%d %s): %s", d.code,
+			  policy_decision_reason(d.code), d.message);
+		goto out;
+	}
+	if (patch_apply(pod, &d.patch, err, sizeof(err))) {
+		pod_fails(ans, REVIEW_POD_FAILED, "%s", err);
+		goto out;
+	}
+	/* Reals are printed with the fewest digits that keep their value, so
+	 * that cpu: 0.1 stays 0.1 (jansson's default of 17 digits would not). */
+	real_precision(pod, &precision);
+	ans->pod = json_dumps(pod, JSON_INDENT(2) |
+				   JSON_REAL_PRECISION(precision));
+	if (!ans->pod) {
+		pod_fails(ans, REVIEW_POD_FAILED, "out of memory");
+		goto out;
+	}
+	ans->warnings = json_incref(d.warnings);
+	ans->status = REVIEW_POD_DEFAULTED;
+	rc = 0;
+out:
+	policy_decision_release(&d);
+	json_decref(pod);
 	return rc;
 }

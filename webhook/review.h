@@ -1,7 +1,7 @@
 /*
  * review.h - the AdmissionReview codec: one request body in, one answer
- * out.  This is the single entry point shared by `serve`, `review` and
- * `default`; it knows nothing of HTTP.
+ * out.  review_handlen() is the entry point shared by `serve` and `review`,
+ * and review_pod() is that of `default`; neither knows anything of HTTP.
  */
 #ifndef REVIEW_H
 #define REVIEW_H
@@ -68,5 +68,41 @@ int review_handlen(const struct config *cfg, const char *body, size_t len,
  */
 int review_handle_json(const struct config *cfg, const json_t *root,
 		       struct review_answer *ans);
+
+/* What review_pod() made of one bare Pod. */
+enum review_pod_status {
+	REVIEW_POD_DEFAULTED, /* allowed: pod is the defaulted Pod */
+	REVIEW_POD_DENIED,    /* message: "denied (403 Forbidden): ..." */
+	REVIEW_POD_NOT_JSON,  /* message: "REASON (line L, column C)" */
+	REVIEW_POD_NOT_POD,   /* message: "not a Pod: KIND" */
+	REVIEW_POD_FAILED,    /* out of memory, or the patch did not apply */
+};
+
+/*
+ * The answer for one Pod.  pod and warnings are set for
+ * REVIEW_POD_DEFAULTED only, message for the other statuses (NULL there
+ * when memory ran out).
+ */
+struct review_pod_answer {
+	enum review_pod_status status;
+	/* The Pod with the operations applied: JSON indented by 2, without a
+	 * trailing newline; reals keep the fewest digits that keep their
+	 * value (0.1 stays 0.1). */
+	char *pod;
+	char *message;    /* one line, for the user */
+	json_t *warnings; /* array of strings, possibly empty */
+};
+
+void review_pod_answer_init(struct review_pod_answer *ans);
+void review_pod_answer_release(struct review_pod_answer *ans);
+
+/*
+ * Decides the bare Pod object in body[0..len) with cfg, as review_handlen()
+ * decides the object of a Pod CREATE, and applies the operations to it:
+ * the `default` command.  Fills *ans, which must have been initialised.
+ * Returns 0 for REVIEW_POD_DEFAULTED and -1 otherwise.
+ */
+int review_pod(const struct config *cfg, const char *body, size_t len,
+	       struct review_pod_answer *ans);
 
 #endif /* REVIEW_H */

@@ -360,6 +360,109 @@ static void test_review__out_of_memory(void **state)
 	review_answer_release(&ref);
 }
 
+/* review_pod(): the default command's decision on a bare Pod. */
+static void test_review__pod(void **state)
+{
+	static const char real_pod[] =
+		"{\"kind\":\"Pod\",\"spec\":{\"priority\":0.1,\"containers\":"
+		"[{\"name\":\"a\",\"image\":\"a\"}]},\"x\":[1e300,2.5]}";
+	/* spec.nodeName with a vGPU: denied under the default nodeNamePolicy */
+	static const char denied_pod[] =
+		"{\"kind\":\"Pod\",\"spec\":{\"nodeName\":\"n\",\"containers\":"
+		"[{\"name\":\"a\",\"resources\":{\"limits\":{"
+		"\"nvidia.com/gpu\":\"1\"}}}]}}";
+	struct review_pod_answer ans;
+	json_t *pod;
+
+	(void)state;
+	review_pod_answer_init(&ans);
+	assert_int_equal(review_pod(&cfg, GPU_POD, strlen(GPU_POD), &ans), 0);
+	assert_int_equal(ans.status, REVIEW_POD_DEFAULTED);
+	assert_null(ans.message);
+	assert_true(json_array_size(ans.warnings) > 0);
+	assert_non_null(strstr(json_string_value(json_array_get(ans.warnings,
+								 0)),
+			       "defaultMemory"));
+	assert_non_null(strstr(ans.pod, "\n  \"spec\": {"));
+	pod = json_loads(ans.pod, 0, NULL);
+	assert_non_null(pod);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_object_get(pod, "spec"),
+				    "schedulerName")),
+			    "hami-scheduler");
+	json_decref(pod);
+	review_pod_answer_release(&ans);
+	assert_null(ans.pod);
+	assert_null(ans.warnings);
+
+	/* Reals keep the fewest digits that keep their value. */
+	assert_int_equal(review_pod(&cfg, real_pod, strlen(real_pod), &ans),
+			 0);
+	assert_non_null(strstr(ans.pod, "\"priority\": 0.1,"));
+	assert_non_null(strstr(ans.pod, "1e300,"));
+	assert_non_null(strstr(ans.pod, "2.5"));
+	review_pod_answer_release(&ans);
+
+	assert_int_equal(review_pod(&cfg, "{\"kind\":", 8, &ans), -1);
+	assert_int_equal(ans.status, REVIEW_POD_NOT_JSON);
+	assert_null(ans.pod);
+	assert_string_equal(ans.message,
+			    "unexpected token near end of file (line 1, column 9)");
+	review_pod_answer_release(&ans);
+
+	assert_int_equal(review_pod(&cfg, "{\"kind\":\"Deployment\"}", 21,
+				    &ans),
+			 -1);
+	assert_int_equal(ans.status, REVIEW_POD_NOT_POD);
+	assert_string_equal(ans.message, "not a Pod: Deployment");
+	review_pod_answer_release(&ans);
+
+	assert_int_equal(review_pod(&cfg, "[]", 2, &ans), -1);
+	assert_int_equal(ans.status, REVIEW_POD_NOT_POD);
+	assert_string_equal(ans.message, "not a Pod: (no kind)");
+	review_pod_answer_release(&ans);
+
+	assert_int_equal(review_pod(&cfg, denied_pod, strlen(denied_pod),
+				    &ans),
+			 -1);
+	assert_int_equal(ans.status, REVIEW_POD_DENIED);
+	assert_non_null(strstr(ans.message, "denied (403 Forbidden): "));
+	assert_null(ans.pod);
+	review_pod_answer_release(&ans);
+}
+
+/* Every allocation of review_pod() failing in turn: never a wrong pod. */
+static void test_review__pod_out_of_memory(void **state)
+{
+	struct review_pod_answer ref, ans;
+	long n;
+
+	(void)state;
+	review_pod_answer_init(&ref);
+	assert_int_equal(review_pod(&cfg, GPU_POD, strlen(GPU_POD), &ref), 0);
+	json_set_alloc_funcs(json_malloc, json_free);
+	for (n = 0;; n++) {
+		int rc;
+
+		review_pod_answer_init(&ans);
+		fail_after = n;
+		rc = review_pod(&cfg, GPU_POD, strlen(GPU_POD), &ans);
+		fail_after = -1;
+		if (rc == 0) {
+			assert_string_equal(ans.pod, ref.pod);
+			review_pod_answer_release(&ans);
+			break;
+		}
+		assert_int_not_equal(ans.status, REVIEW_POD_DEFAULTED);
+		assert_null(ans.pod);
+		review_pod_answer_release(&ans);
+		assert_true(n < 100000);
+	}
+	json_set_alloc_funcs(malloc, free);
+	assert_true(n > 20);
+	review_pod_answer_release(&ref);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -370,6 +473,8 @@ int main(void)
 		cmocka_unit_test(test_review__bad_object),
 		cmocka_unit_test(test_review__log_fields_masked),
 		cmocka_unit_test(test_review__out_of_memory),
+		cmocka_unit_test(test_review__pod),
+		cmocka_unit_test(test_review__pod_out_of_memory),
 	};
 
 	return cmocka_run_group_tests_name("review", tests, setup, teardown);
