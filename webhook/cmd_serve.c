@@ -1,5 +1,5 @@
 /*
- * cmd_serve.c - the `serve` command: flags, the HTTPS server around
+ * cmd_serve.c - the `serve` command: the HTTPS server around
  * review_handlen(), the decision log, metrics, certificate rotation and
  * the shutdown on SIGTERM.
  *
@@ -14,7 +14,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "addr.h"
 #include "certs.h"
 #include "cmd_serve.h"
 #include "config.h"
@@ -27,7 +26,6 @@
 #define POLL_NS 1000000000ull        /* certificate files: once a second */
 #define DRAIN_NS 25000000000ull      /* in-flight requests get 25 s */
 #define FORCE_AFTER_NS 1000000000ull /* a second signal after 1 s forces */
-#define VERBOSITY_MAX 10
 
 struct serve_state {
 	const struct config *cfg;
@@ -40,70 +38,6 @@ void cmd_serve_options_init(struct cmd_serve_options *o)
 	memset(o, 0, sizeof(*o));
 	o->listen = "0.0.0.0:9443";
 	o->metrics_listen = "0.0.0.0:9090";
-}
-
-int cmd_serve_options_set(struct cmd_serve_options *o, const char *name,
-			  const char *value, char *err, size_t errlen)
-{
-	struct addr a;
-	char why[200];
-
-	if (!strcmp(name, "listen") || !strcmp(name, "metrics-listen")) {
-		bool metrics = name[0] == 'm';
-
-		if (!(metrics && !value[0]) &&
-		    addr_parse(value, &a, why, sizeof(why))) {
-			snprintf(err, errlen, "--%s: %s", name, why);
-			return -1;
-		}
-		if (metrics)
-			o->metrics_listen = value;
-		else
-			o->listen = value;
-		return 0;
-	}
-	if (!strcmp(name, "tls-cert-file") ||
-	    !strcmp(name, "tls-private-key-file") ||
-	    !strcmp(name, "tls-client-ca-file")) {
-		if (!value[0]) {
-			snprintf(err, errlen, "--%s: a file name is required",
-				 name);
-			return -1;
-		}
-		if (!strcmp(name, "tls-cert-file"))
-			o->tls_cert_file = value;
-		else if (!strcmp(name, "tls-private-key-file"))
-			o->tls_private_key_file = value;
-		else
-			o->tls_client_ca_file = value;
-		return 0;
-	}
-	if (!strcmp(name, "log-format")) {
-		if (strcmp(value, "text") && strcmp(value, "json")) {
-			snprintf(err, errlen,
-				 "--log-format: \"%.64s\": expected text or json",
-				 value);
-			return -1;
-		}
-		o->log_json = !strcmp(value, "json");
-		return 0;
-	}
-	if (!strcmp(name, "v")) {
-		const char *p = value;
-		int v = 0;
-
-		for (; *p >= '0' && *p <= '9' && v <= VERBOSITY_MAX; p++)
-			v = v * 10 + (*p - '0');
-		if (!value[0] || *p || v > VERBOSITY_MAX) {
-			snprintf(err, errlen,
-				 "-v: \"%.64s\": expected a level from 0 to %d",
-				 value, VERBOSITY_MAX);
-			return -1;
-		}
-		o->verbosity = v;
-		return 0;
-	}
-	return 1;
 }
 
 /* --- the request path ---------------------------------------------------- */

@@ -1,10 +1,19 @@
 /*
- * main.c - the vgpu-webhook command: serve, review, default, version.
+ * main.c - the vgpu-webhook command line: the flags, the configuration
+ * they build, and the dispatch to serve, review, default or version.
+ *
+ * One table (flags[] below) says everything of a flag: its spelling,
+ * which commands take it, whether it takes a value, its line in the usage,
+ * and its setter.  Setters of the command's options run as the flags are
+ * read; setters of the configuration run after the configuration file is
+ * read, in the order of the flags, so that a flag overrides the file.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "addr.h"
 #include "arena.h"
 #include "cmd_review.h"
 #include "cmd_serve.h"
@@ -12,48 +21,388 @@
 
 #define PROG "vgpu-webhook"
 
-static const char usage[] =
+enum command { CMD_SERVE, CMD_REVIEW, CMD_DEFAULT, CMD_VERSION };
+
+#define ON_SERVE (1u << CMD_SERVE)
+#define ON_EVERY \
+	(ON_SERVE | 1u << CMD_REVIEW | 1u << CMD_DEFAULT | 1u << CMD_VERSION)
+
+struct flag;
+
+/* A flag of the configuration and its value, applied after the file. */
+struct setting {
+	const struct flag *flag;
+	const char *value;
+};
+
+/* What the command line asks for; the strings are borrowed from argv. */
+struct args {
+	enum command cmd;
+	bool help;
+	const char *file;        /* review, default: the input */
+	const char *config_file; /* --config */
+	struct cmd_serve_options serve;
+	struct setting *settings; /* room for one per argument */
+	size_t nsettings;
+};
+
+/*
+ * Takes value (NULL for a flag without one) into *a.  Returns 0, or -1
+ * with a message naming the flag in err[0..errlen).
+ */
+typedef int flag_set_fn(struct args *a, const struct flag *f,
+			const char *value, char *err, size_t errlen);
+
+/* Sets the configuration from the flag name's value: config_set_flag(). */
+typedef int config_set_fn(struct config *cfg, const char *name,
+			  const char *value, char *err, size_t errlen);
+
+struct flag {
+	/* Spelled "--name", and "-name" too when it is one letter.  A flag
+	 * without a value is spelled only one way: "-h", "--help". */
+	const char *name;
+	unsigned commands; /* ON_EVERY, ON_SERVE */
+	const char *value; /* the value's name in the usage; NULL: none */
+	/* Its text in the usage, "\n" between lines; NULL: not listed. */
+	const char *help;
+	/* Exactly one of the two. */
+	flag_set_fn *set;       /* at once */
+	config_set_fn *setting; /* over the configuration file */
+};
+
+static flag_set_fn set_help, set_config_file, set_listen, set_metrics_listen,
+	set_tls_cert_file, set_tls_private_key_file, set_tls_client_ca_file,
+	set_log_format, set_verbosity;
+
+static const struct flag flags[] = {
+	{ "help", ON_EVERY, NULL, NULL, set_help, NULL },
+	{ "h", ON_EVERY, NULL, NULL, set_help, NULL },
+	{ "config", ON_EVERY, "FILE", "JSON policy configuration",
+	  set_config_file, NULL },
+	{ "scheduler-name", ON_EVERY, "NAME",
+	  "schedulerName (default hami-scheduler)", NULL, config_set_flag },
+	{ "default-gpu-num", ON_EVERY, "N",
+	  "defaultGPUNum of the first device family", NULL, config_set_flag },
+	{ "default-mem", ON_EVERY, "MIB",
+	  "defaultMemory of the first device family", NULL, config_set_flag },
+	{ "default-cores", ON_EVERY, "PCT",
+	  "defaultCores of the first device family", NULL, config_set_flag },
+	{ "listen", ON_SERVE, "HOST:PORT", "HTTPS address (default 0.0.0.0:9443)",
+	  set_listen, NULL },
+	{ "tls-cert-file", ON_SERVE, "FILE", "serving certificate (PEM, required)",
+	  set_tls_cert_file, NULL },
+	{ "tls-private-key-file", ON_SERVE, "F", "its private key (PEM, required)",
+	  set_tls_private_key_file, NULL },
+	{ "tls-client-ca-file", ON_SERVE, "FILE",
+	  "require client certificates from this CA", set_tls_client_ca_file,
+	  NULL },
+	{ "metrics-listen", ON_SERVE, "ADDR",
+	  "HTTP /metrics, /healthz, /readyz\n"
+	  "(default 0.0.0.0:9090; \"\" disables)",
+	  set_metrics_listen, NULL },
+	{ "log-format", ON_SERVE, "text|json", "log line format (default text)",
+	  set_log_format, NULL },
+	{ "v", ON_SERVE, "LEVEL", "log verbosity (default 0)", set_verbosity,
+	  NULL },
+};
+
+#define NFLAGS (sizeof(flags) / sizeof(flags[0]))
+
+/* --- the usage ----------------------------------------------------------- */
+
+static const char usage_commands[] =
 	"usage: " PROG " serve   [flags]\n"
 	"       " PROG " review  [flags] [FILE|-]   decide one AdmissionReview\n"
 	"       " PROG " default [flags] [FILE|-]   default one Pod\n"
 	"       " PROG " version\n"
-	"\n"
-	"flags of every command:\n"
-	"  --config FILE             JSON policy configuration\n"
-	"  --scheduler-name NAME     schedulerName (default hami-scheduler)\n"
-	"  --default-gpu-num N       defaultGPUNum of the first device family\n"
-	"  --default-mem MIB         defaultMemory of the first device family\n"
-	"  --default-cores PCT       defaultCores of the first device family\n"
-	"flags of serve:\n"
-	"  --listen HOST:PORT        HTTPS address (default 0.0.0.0:9443)\n"
-	"  --tls-cert-file FILE      serving certificate (PEM, required)\n"
-	"  --tls-private-key-file F  its private key (PEM, required)\n"
-	"  --tls-client-ca-file FILE require client certificates from this CA\n"
-	"  --metrics-listen ADDR     HTTP /metrics, /healthz, /readyz\n"
-	"                            (default 0.0.0.0:9090; \"\" disables)\n"
-	"  --log-format text|json    log line format (default text)\n"
-	"  -v LEVEL                  log verbosity (default 0)\n";
+	"\n";
 
-enum command { CMD_SERVE, CMD_REVIEW, CMD_DEFAULT, CMD_VERSION };
+#define HELP_COLUMN 28
 
-struct flag {
-	const char *name;
-	const char *value;
-};
+/* "--name" or "-v". */
+static const char *dashes(const struct flag *f)
+{
+	return f->name[1] ? "--" : "-";
+}
+
+/* The flags of the usage, in groups of the commands that take them. */
+static void usage(FILE *out)
+{
+	static const struct {
+		const char *title;
+		unsigned commands;
+	} groups[] = {
+		{ "flags of every command:", ON_EVERY },
+		{ "flags of serve:", ON_SERVE },
+	};
+	size_t g, i;
+
+	fputs(usage_commands, out);
+	for (g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
+		fprintf(out, "%s\n", groups[g].title);
+		for (i = 0; i < NFLAGS; i++) {
+			const struct flag *f = &flags[i];
+			const char *line = f->help;
+			int n;
+
+			if (!line || f->commands != groups[g].commands)
+				continue;
+			n = fprintf(out, "  %s%s %s", dashes(f), f->name,
+				    f->value);
+			for (;;) {
+				size_t len = strcspn(line, "\n");
+
+				fprintf(out, "%*s%.*s\n",
+					n < HELP_COLUMN ? HELP_COLUMN - n : 1, "",
+					(int)len, line);
+				if (!line[len])
+					break;
+				line += len + 1;
+				n = 0;
+			}
+		}
+	}
+}
 
 /* Prints "what: arg" and the usage on stderr; returns the exit status 2. */
 static int usage_error(const char *what, const char *arg)
 {
-	fprintf(stderr, PROG ": %s%s%s\n\n%s", what, arg ? ": " : "",
-		arg ? arg : "", usage);
+	fprintf(stderr, PROG ": %s%s%s\n\n", what, arg ? ": " : "",
+		arg ? arg : "");
+	usage(stderr);
 	return 2;
 }
 
-static bool is_common_flag(const char *name)
+/* --- setters ------------------------------------------------------------- */
+
+static int set_help(struct args *a, const struct flag *f, const char *value,
+		    char *err, size_t errlen)
 {
-	return !strcmp(name, "scheduler-name") ||
-	       !strcmp(name, "default-gpu-num") ||
-	       !strcmp(name, "default-mem") || !strcmp(name, "default-cores");
+	(void)f;
+	(void)value;
+	(void)err;
+	(void)errlen;
+	a->help = true;
+	return 0;
+}
+
+static int set_config_file(struct args *a, const struct flag *f,
+			   const char *value, char *err, size_t errlen)
+{
+	(void)f;
+	(void)err;
+	(void)errlen;
+	a->config_file = value;
+	return 0;
+}
+
+/* Checks a listen address; "" is taken when it may disable. */
+static int check_address(const struct flag *f, const char *value,
+			 bool may_disable, char *err, size_t errlen)
+{
+	struct addr addr;
+	char why[200];
+
+	if ((may_disable && !value[0]) ||
+	    !addr_parse(value, &addr, why, sizeof(why)))
+		return 0;
+	snprintf(err, errlen, "%s%s: %s", dashes(f), f->name, why);
+	return -1;
+}
+
+static int set_listen(struct args *a, const struct flag *f, const char *value,
+		      char *err, size_t errlen)
+{
+	if (check_address(f, value, false, err, errlen))
+		return -1;
+	a->serve.listen = value;
+	return 0;
+}
+
+static int set_metrics_listen(struct args *a, const struct flag *f,
+			      const char *value, char *err, size_t errlen)
+{
+	if (check_address(f, value, true, err, errlen))
+		return -1;
+	a->serve.metrics_listen = value;
+	return 0;
+}
+
+/* Checks that a file flag names a file. */
+static int check_file(const struct flag *f, const char *value, char *err,
+		      size_t errlen)
+{
+	if (value[0])
+		return 0;
+	snprintf(err, errlen, "%s%s: a file name is required", dashes(f),
+		 f->name);
+	return -1;
+}
+
+static int set_tls_cert_file(struct args *a, const struct flag *f,
+			     const char *value, char *err, size_t errlen)
+{
+	if (check_file(f, value, err, errlen))
+		return -1;
+	a->serve.tls_cert_file = value;
+	return 0;
+}
+
+static int set_tls_private_key_file(struct args *a, const struct flag *f,
+				    const char *value, char *err,
+				    size_t errlen)
+{
+	if (check_file(f, value, err, errlen))
+		return -1;
+	a->serve.tls_private_key_file = value;
+	return 0;
+}
+
+static int set_tls_client_ca_file(struct args *a, const struct flag *f,
+				  const char *value, char *err, size_t errlen)
+{
+	if (check_file(f, value, err, errlen))
+		return -1;
+	a->serve.tls_client_ca_file = value;
+	return 0;
+}
+
+static int set_log_format(struct args *a, const struct flag *f,
+			  const char *value, char *err, size_t errlen)
+{
+	if (strcmp(value, "text") && strcmp(value, "json")) {
+		snprintf(err, errlen,
+			 "%s%s: \"%.64s\": expected text or json", dashes(f),
+			 f->name, value);
+		return -1;
+	}
+	a->serve.log_json = !strcmp(value, "json");
+	return 0;
+}
+
+static int set_verbosity(struct args *a, const struct flag *f,
+			 const char *value, char *err, size_t errlen)
+{
+	const char *p = value;
+	int v = 0;
+
+	for (; *p >= '0' && *p <= '9' && v <= CMD_SERVE_VERBOSITY_MAX; p++)
+		v = v * 10 + (*p - '0');
+	if (!value[0] || *p || v > CMD_SERVE_VERBOSITY_MAX) {
+		snprintf(err, errlen,
+			 "%s%s: \"%.64s\": expected a level from 0 to %d",
+			 dashes(f), f->name, value, CMD_SERVE_VERBOSITY_MAX);
+		return -1;
+	}
+	a->serve.verbosity = v;
+	return 0;
+}
+
+/* --- parsing ------------------------------------------------------------- */
+
+/* The flag without a value that arg spells exactly, or NULL. */
+static const struct flag *find_switch(const char *arg)
+{
+	size_t i;
+
+	for (i = 0; i < NFLAGS; i++) {
+		const struct flag *f = &flags[i];
+		size_t d = strlen(dashes(f));
+
+		if (!f->value && !strncmp(arg, "--", d) &&
+		    !strcmp(arg + d, f->name))
+			return &flags[i];
+	}
+	return NULL;
+}
+
+/* Whether arg is "-X" or "-X=..." for a one-letter flag X with a value. */
+static bool is_letter_flag(const char *arg)
+{
+	size_t i;
+
+	for (i = 0; i < NFLAGS; i++)
+		if (flags[i].value && !flags[i].name[1] &&
+		    arg[1] == flags[i].name[0] && (!arg[2] || arg[2] == '='))
+			return true;
+	return false;
+}
+
+/* The flag with a value named name that cmd takes, or NULL. */
+static const struct flag *find_flag(const char *name, enum command cmd)
+{
+	size_t i;
+
+	for (i = 0; i < NFLAGS; i++)
+		if (flags[i].value && (flags[i].commands & 1u << cmd) &&
+		    !strcmp(flags[i].name, name))
+			return &flags[i];
+	return NULL;
+}
+
+/*
+ * Reads the arguments after the command into *a: flags in any order
+ * ("--name value" or "--name=value"), the input of review and default,
+ * and "--" before an input that starts with a dash.  Returns -1 to go on,
+ * or the exit status after the usage or a message.
+ */
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	bool positional_only = false;
+	int i;
+
+	for (i = 2; i < argc; i++) {
+		char *arg = argv[i], *eq;
+		const struct flag *f;
+		const char *value;
+		char err[256];
+
+		if (positional_only || arg[0] != '-' || !strcmp(arg, "-")) {
+			if (a->cmd == CMD_SERVE || a->cmd == CMD_VERSION ||
+			    a->file)
+				return usage_error("unexpected argument", arg);
+			a->file = arg;
+			continue;
+		}
+		if (!strcmp(arg, "--")) {
+			positional_only = true;
+			continue;
+		}
+		f = find_switch(arg);
+		if (f) {
+			value = NULL;
+		} else {
+			if (arg[1] != '-' && !is_letter_flag(arg))
+				return usage_error("unknown flag", arg);
+			eq = strchr(arg, '=');
+			if (eq) {
+				*eq = '\0';
+				value = eq + 1;
+			} else if (i + 1 < argc) {
+				value = argv[++i];
+			} else {
+				return usage_error("a value is missing for flag",
+						   arg);
+			}
+			f = find_flag(arg + (arg[1] == '-' ? 2 : 1), a->cmd);
+			if (!f)
+				return usage_error("unknown flag", arg);
+		}
+		if (f->setting) {
+			a->settings[a->nsettings].flag = f;
+			a->settings[a->nsettings++].value = value;
+			continue;
+		}
+		if (f->set(a, f, value, err, sizeof(err))) {
+			fprintf(stderr, PROG ": %s\n", err);
+			return 2;
+		}
+		if (a->help) {
+			usage(stdout);
+			return 0;
+		}
+	}
+	return -1;
 }
 
 /*
@@ -61,9 +410,9 @@ static bool is_common_flag(const char *name)
  * valid on its own), then the flags in their order.  Returns 0, or 2 after
  * a message that names the file, flag or key.
  */
-static int load_config(struct config *cfg, const char *file,
-		       const struct flag *flags, size_t nflags)
+static int load_config(struct config *cfg, const struct args *a)
 {
+	const char *file = a->config_file;
 	char err[512];
 	size_t i;
 
@@ -80,10 +429,13 @@ static int load_config(struct config *cfg, const char *file,
 			return 2;
 		}
 	}
-	for (i = 0; i < nflags; i++)
-		if (config_set_flag(cfg, flags[i].name, flags[i].value, err,
-				    sizeof(err)))
+	for (i = 0; i < a->nsettings; i++) {
+		const struct setting *s = &a->settings[i];
+
+		if (s->flag->setting(cfg, s->flag->name, s->value, err,
+				     sizeof(err)))
 			goto fail;
+	}
 	if (config_check(cfg, err, sizeof(err)))
 		goto fail;
 	return 0;
@@ -95,123 +447,61 @@ fail:
 
 int main(int argc, char **argv)
 {
-	struct cmd_serve_options serve;
+	struct args a;
 	struct config cfg;
-	struct flag *flags;
-	enum command cmd;
-	const char *file = NULL, *config_file = NULL;
-	size_t nflags = 0;
-	int i, status;
-	bool positional_only = false;
+	int status;
 
 	arena_setup();
 	if (argc < 2)
 		return usage_error("a command is required", NULL);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "-h")) {
-		fputs(usage, stdout);
+		usage(stdout);
 		return 0;
 	}
+	memset(&a, 0, sizeof(a));
 	if (!strcmp(argv[1], "serve"))
-		cmd = CMD_SERVE;
+		a.cmd = CMD_SERVE;
 	else if (!strcmp(argv[1], "review"))
-		cmd = CMD_REVIEW;
+		a.cmd = CMD_REVIEW;
 	else if (!strcmp(argv[1], "default"))
-		cmd = CMD_DEFAULT;
+		a.cmd = CMD_DEFAULT;
 	else if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version"))
-		cmd = CMD_VERSION;
+		a.cmd = CMD_VERSION;
 	else
 		return usage_error("unknown command", argv[1]);
 
-	cmd_serve_options_init(&serve);
-	flags = calloc((size_t)argc, sizeof(*flags));
-	if (!flags) {
+	cmd_serve_options_init(&a.serve);
+	a.settings = calloc((size_t)argc, sizeof(*a.settings));
+	if (!a.settings) {
 		fprintf(stderr, PROG ": out of memory\n");
 		return 2;
 	}
-	for (i = 2; i < argc; i++) {
-		char *arg = argv[i], *eq;
-		const char *name, *value;
-		char err[256];
-		int rc;
-
-		if (positional_only || arg[0] != '-' || !strcmp(arg, "-")) {
-			if (cmd == CMD_SERVE || cmd == CMD_VERSION || file) {
-				status = usage_error("unexpected argument", arg);
-				goto out_flags;
-			}
-			file = arg;
-			continue;
-		}
-		if (!strcmp(arg, "--")) {
-			positional_only = true;
-			continue;
-		}
-		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
-			fputs(usage, stdout);
-			status = 0;
-			goto out_flags;
-		}
-		name = arg + (arg[1] == '-' ? 2 : 1);
-		if (arg[1] != '-' && strcmp(name, "v") && strncmp(name, "v=", 2)) {
-			status = usage_error("unknown flag", arg);
-			goto out_flags;
-		}
-		eq = strchr(arg, '=');
-		if (eq) {
-			*eq = '\0';
-			value = eq + 1;
-		} else if (i + 1 < argc) {
-			value = argv[++i];
-		} else {
-			status = usage_error("a value is missing for flag", arg);
-			goto out_flags;
-		}
-		if (!strcmp(name, "config")) {
-			config_file = value;
-			continue;
-		}
-		if (is_common_flag(name)) {
-			flags[nflags].name = name;
-			flags[nflags++].value = value;
-			continue;
-		}
-		rc = cmd == CMD_SERVE ? cmd_serve_options_set(&serve, name, value,
-							  err, sizeof(err))
-				      : 1;
-		if (rc == 1) {
-			status = usage_error("unknown flag", arg);
-			goto out_flags;
-		}
-		if (rc < 0) {
-			fprintf(stderr, PROG ": %s\n", err);
-			status = 2;
-			goto out_flags;
-		}
-	}
-
-	if (cmd == CMD_VERSION) {
+	status = parse_args(argc, argv, &a);
+	if (status >= 0)
+		goto out;
+	if (a.cmd == CMD_VERSION) {
 		status = cmd_version_run();
-		goto out_flags;
+		goto out;
 	}
-	status = load_config(&cfg, config_file, flags, nflags);
+	status = load_config(&cfg, &a);
 	if (status)
-		goto out_flags;
-	switch (cmd) {
+		goto out;
+	switch (a.cmd) {
 	case CMD_SERVE:
-		status = cmd_serve_run(&cfg, &serve);
+		status = cmd_serve_run(&cfg, &a.serve);
 		break;
 	case CMD_REVIEW:
-		status = cmd_review_run(&cfg, file ? file : "-");
+		status = cmd_review_run(&cfg, a.file ? a.file : "-");
 		break;
 	case CMD_DEFAULT:
-		status = cmd_default_run(&cfg, file ? file : "-");
+		status = cmd_default_run(&cfg, a.file ? a.file : "-");
 		break;
 	case CMD_VERSION:
 		break;
 	}
 	config_release(&cfg);
-out_flags:
-	free(flags);
+out:
+	free(a.settings);
 	return status;
 }
