@@ -1,5 +1,5 @@
 /*
- * util.c - a growable string, masking and base64.
+ * util.c - masking, JSON output and base64.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -8,113 +8,6 @@
 
 #include "arena.h"
 #include "util.h"
-
-void buf_release(struct buf *b)
-{
-	free(b->s);
-	b->s = NULL;
-	b->len = b->cap = 0;
-	b->failed = false;
-}
-
-/* Makes room for extra more bytes and the NUL; false when that failed. */
-static bool buf_grow(struct buf *b, size_t extra)
-{
-	size_t need, cap;
-	char *s;
-
-	if (b->failed)
-		return false;
-	if (extra > SIZE_MAX - b->len - 1)
-		goto fail;
-	need = b->len + extra + 1;
-	if (need <= b->cap)
-		return true;
-	cap = b->cap ? b->cap : 256;
-	while (cap < need)
-		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-	s = realloc(b->s, cap);
-	if (!s)
-		goto fail;
-	b->s = s;
-	b->cap = cap;
-	return true;
-fail:
-	b->failed = true;
-	return false;
-}
-
-void buf_addn(struct buf *b, const char *s, size_t len)
-{
-	/* The common case, room left, without a call. */
-	if (b->failed || len >= b->cap - b->len) {
-		if (!buf_grow(b, len))
-			return;
-	}
-	memcpy(b->s + b->len, s, len);
-	b->len += len;
-	b->s[b->len] = '\0';
-}
-
-void buf_add(struct buf *b, const char *s)
-{
-	buf_addn(b, s, strlen(s));
-}
-
-void buf_addf(struct buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (!buf_grow(b, 64))
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		b->failed = true;
-		return;
-	}
-	if ((size_t)n >= b->cap - b->len) {
-		if (!buf_grow(b, (size_t)n))
-			return;
-		va_start(ap, fmt);
-		vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-		va_end(ap);
-	}
-	b->len += (size_t)n;
-}
-
-void buf_truncate(struct buf *b, size_t len)
-{
-	if (b->s && len < b->len) {
-		b->len = len;
-		b->s[len] = '\0';
-	}
-}
-
-bool buf_failed(const struct buf *b)
-{
-	return b->failed;
-}
-
-const char *buf_str(const struct buf *b)
-{
-	return b->s ? b->s : "";
-}
-
-char *buf_detach(struct buf *b, size_t *len)
-{
-	char *s = b->s;
-
-	if (!s && !b->failed)
-		s = calloc(1, 1);
-	if (len)
-		*len = b->len;
-	b->s = NULL;
-	b->len = b->cap = 0;
-	return s;
-}
 
 /* The length of the UTF-8 sequence that starts with byte c (1 if invalid). */
 static size_t utf8_len(unsigned char c)

@@ -1,6 +1,6 @@
 /*
- * util.h - small helpers of the webhook: a growable string, masking of
- * values from requests, base64.
+ * util.h - small helpers of the webhook: masking of values from requests,
+ * JSON output, base64.  The growable string is in buf.h.
  */
 #ifndef UTIL_H
 #define UTIL_H
@@ -11,34 +11,12 @@
 
 #include <jansson.h>
 
-#define UTIL_PRINTF(f, a) __attribute__((format(printf, f, a)))
-#define UTIL_WUR __attribute__((warn_unused_result))
+#include "buf.h"
+#include "compiler.h"
 
-/*
- * A growable NUL-terminated string.  Invariant: s is NULL and len 0, or s
- * holds len bytes and a NUL.  Once an allocation fails the buffer is
- * marked failed, later appends do nothing, and buf_failed() says so: a
- * caller builds a whole string and checks once.
- */
-struct buf {
-	char *s;
-	size_t len;
-	size_t cap;
-	bool failed;
-};
-
-#define BUF_INIT { NULL, 0, 0, false }
-
-void buf_release(struct buf *b);
-void buf_addn(struct buf *b, const char *s, size_t len);
-void buf_add(struct buf *b, const char *s);
-void buf_addf(struct buf *b, const char *fmt, ...) UTIL_PRINTF(2, 3);
-void buf_truncate(struct buf *b, size_t len);
-bool buf_failed(const struct buf *b);
-/* The string, "" for an empty buffer; borrowed until the next change. */
-const char *buf_str(const struct buf *b);
-/* Hands the string over to the caller (free() it); the buffer is empty. */
-char *buf_detach(struct buf *b, size_t *len);
+/* The old names of compiler.h, until every file uses the new ones. */
+#define UTIL_PRINTF(f, a) COMPILER_PRINTF(f, a)
+#define UTIL_WUR COMPILER_WUR
 
 /*
  * Copies s[0..len) into dst[0..size) without control characters (C0, DEL

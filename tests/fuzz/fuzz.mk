@@ -9,8 +9,8 @@ FUZZ_DIR := build/fuzz
 FUZZ_CFLAGS = -std=c17 -D_POSIX_C_SOURCE=200809L -g -O1 \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-Ilib -Iwebhook -Itests/fuzz $(shell pkg-config --cflags jansson)
-FUZZ_CORE := $(wildcard lib/*.c) webhook/config.c webhook/util.c \
-	webhook/arena.c webhook/patch.c webhook/pick.c webhook/policy.c webhook/review.c \
+FUZZ_CORE := $(wildcard lib/*.c) webhook/config.c webhook/buf.c webhook/util.c webhook/arena.c \
+	webhook/patch.c webhook/pick.c webhook/policy.c webhook/review.c \
 	webhook/mutate.c webhook/pod.c webhook/toleration.c
 FUZZ_TARGETS := fuzz_review fuzz_policy fuzz_pick fuzz_quantity
 

@@ -1,5 +1,5 @@
 /*
- * test_util.c - the growable string, masking and base64.
+ * test_util.c - masking, JSON output and base64.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,35 +11,6 @@
 #include <cmocka.h>
 
 #include "util.h"
-
-static void test_util__buf(void **state)
-{
-	struct buf b = BUF_INIT;
-	char *s;
-	size_t len, i;
-
-	(void)state;
-	assert_string_equal(buf_str(&b), "");
-	buf_add(&b, "a");
-	buf_addf(&b, "%d-%s", 42, "x");
-	assert_string_equal(buf_str(&b), "a42-x");
-	for (i = 0; i < 1000; i++)
-		buf_addf(&b, "%s", "0123456789");
-	assert_int_equal(b.len, 5 + 10000);
-	buf_truncate(&b, 3);
-	assert_string_equal(buf_str(&b), "a42");
-	assert_false(buf_failed(&b));
-	s = buf_detach(&b, &len);
-	assert_string_equal(s, "a42");
-	assert_int_equal(len, 3);
-	assert_null(b.s);
-	free(s);
-	/* detaching an empty buffer gives "" */
-	s = buf_detach(&b, NULL);
-	assert_string_equal(s, "");
-	free(s);
-	buf_release(&b);
-}
 
 struct mask_case {
 	const char *in;
@@ -150,7 +121,6 @@ static void test_util__json_dump_as_jansson(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_util__buf),
 		cmocka_unit_test(test_util__mask_cut),
 		cmocka_unit_test(test_util__mask_cut_small_buffer),
 		cmocka_unit_test(test_util__base64),
