@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "util.h"
+#include "text.h"
 
 #define LINE_MAX_BYTES 4096
 /* Kept free at the end of a line for ",\"truncated\":true}\n". */
@@ -60,20 +60,6 @@ static void puts_(struct line *l, const char *s)
 	put(l, s, strlen(s));
 }
 
-/* The length of the valid UTF-8 sequence at p[0..n), or 0. */
-static size_t utf8_valid(const unsigned char *p, size_t n)
-{
-	return p[0] < 0x80 ? 1 : util_utf8_sequence(p, n);
-}
-
-/* Whether the code point at p (a valid sequence of n bytes) is C0, DEL or C1. */
-static bool is_control(const unsigned char *p, size_t n)
-{
-	if (n == 1)
-		return p[0] < 0x20 || p[0] == 0x7f;
-	return n == 2 && p[0] == 0xc2 && p[1] < 0xa0;
-}
-
 /*
  * The length of the run of printable ASCII at p[0..n), but '"' and '\\',
  * and at most the bytes a value started at start may still take: what the
@@ -96,7 +82,7 @@ static size_t plain_run(const struct line *l, size_t start,
 }
 
 /* Whether a text value must be quoted. */
-static bool text_needs_quotes(const char *s)
+static bool needs_quotes(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
@@ -132,7 +118,7 @@ static size_t put_char(struct line *l, const unsigned char *p, size_t k,
 		put(l, "\\ufffd", 6);
 		return 1;
 	}
-	if (st != STYLE_JSON && (k == 0 || is_control(p, k))) {
+	if (st != STYLE_JSON && (k == 0 || text_is_control(p))) {
 		k = k ? k : 1;
 		for (j = 0; j < k; j++) {
 			snprintf(esc, sizeof(esc), "\\x%02x", p[j]);
@@ -144,7 +130,7 @@ static size_t put_char(struct line *l, const unsigned char *p, size_t k,
 		esc[0] = '\\';
 		esc[1] = (char)p[0];
 		put(l, esc, 2);
-	} else if (st == STYLE_JSON && is_control(p, k)) {
+	} else if (st == STYLE_JSON && text_is_control(p)) {
 		snprintf(esc, sizeof(esc), "\\u%04x", k == 1 ? p[0] : p[1]);
 		put(l, esc, 6);
 	} else {
@@ -171,7 +157,7 @@ static void put_value(struct line *l, const char *s, enum style st)
 			put(l, "...", 3);
 			break;
 		}
-		i += put_char(l, p + i, utf8_valid(p + i, n - i), st);
+		i += put_char(l, p + i, text_utf8_charn(p + i, n - i), st);
 	}
 }
 
@@ -260,7 +246,7 @@ void log_fields(enum log_level level, const char *msg,
 				put(&l, "\"", 1);
 			}
 		} else {
-			bool quoted = !f->is_num && text_needs_quotes(s);
+			bool quoted = !f->is_num && needs_quotes(s);
 
 			put(&l, " ", 1);
 			put_value(&l, f->key, STYLE_TEXT);

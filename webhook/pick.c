@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "pick.h"
+#include "text.h"
 
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -329,7 +330,7 @@ look:
 			return fail(s, p, *p == '\n' ? "unexpected newline" :
 				    "control character 0x%x", *p);
 		} else {
-			size_t n = util_utf8_sequence(p, (size_t)(end - p));
+			size_t n = text_utf8_charn(p, (size_t)(end - p));
 
 			if (!n)
 				return fail(s, p, "unable to decode byte 0x%x", *p);

@@ -10,6 +10,7 @@
 #include "pod.h"
 #include "policy.h"
 #include "review.h"
+#include "text.h"
 #include "util.h"
 
 #define CONTENT_JSON "application/json"
@@ -83,8 +84,8 @@ static int text_answer(struct review_answer *ans, int status,
 		       const char *reason)
 {
 	char line[512];
-	size_t n = util_mask_cut(line, sizeof(line) - 1, reason,
-				 strlen(reason), 400);
+	size_t n = text_mask_cutn(line, sizeof(line) - 1, reason,
+				  strlen(reason), 400);
 
 	free(ans->body);
 	ans->content_type = CONTENT_TEXT;
@@ -102,8 +103,8 @@ static int text_answer(struct review_answer *ans, int status,
 static void copy_field(char dst[REVIEW_FIELD_MAX], const json_t *v)
 {
 	if (json_is_string(v))
-		util_mask_cut(dst, REVIEW_FIELD_MAX, json_string_value(v),
-			      json_string_length(v), 63);
+		text_mask_cutn(dst, REVIEW_FIELD_MAX, json_string_value(v),
+			       json_string_length(v), 63);
 	else
 		dst[0] = '\0';
 }

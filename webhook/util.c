@@ -1,5 +1,5 @@
 /*
- * util.c - masking, JSON output and base64.
+ * util.c - JSON output and base64.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -8,90 +8,6 @@
 
 #include "arena.h"
 #include "util.h"
-
-/* The length of the UTF-8 sequence that starts with byte c (1 if invalid). */
-static size_t utf8_len(unsigned char c)
-{
-	if (c >= 0xf0 && c < 0xf8)
-		return 4;
-	if (c >= 0xe0)
-		return c < 0xf0 ? 3 : 1;
-	if (c >= 0xc0)
-		return 2;
-	return 1;
-}
-
-static bool is_control(const unsigned char *p, size_t n)
-{
-	if (n == 1)
-		return p[0] < 0x20 || p[0] == 0x7f;
-	return n == 2 && p[0] == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0;
-}
-
-size_t util_mask_cut(char *dst, size_t size, const char *s, size_t len,
-		     size_t max_chars)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, o = 0, chars = 0, cut = 0;
-
-	if (max_chars < 4)
-		max_chars = 4;
-	while (i < len) {
-		size_t n = utf8_len(p[i]);
-
-		if (n > len - i)
-			break; /* an incomplete sequence at the end */
-		if (is_control(p + i, n)) {
-			i += n;
-			continue;
-		}
-		if (chars == max_chars || o + n >= size) {
-			o = cut;
-			memcpy(dst + o, "...", 3);
-			o += 3;
-			break;
-		}
-		memcpy(dst + o, s + i, n);
-		o += n;
-		i += n;
-		/* The last place where "..." and the NUL still fit. */
-		if (++chars <= max_chars - 3 && o + 4 <= size)
-			cut = o;
-	}
-	dst[o] = '\0';
-	return o;
-}
-
-size_t util_utf8_sequence(const unsigned char *p, size_t n)
-{
-	unsigned c = p[0];
-	size_t len, i;
-	uint32_t v;
-
-	if (c >= 0xC2 && c <= 0xDF) {
-		len = 2;
-		v = c & 0x1F;
-	} else if (c >= 0xE0 && c <= 0xEF) {
-		len = 3;
-		v = c & 0x0F;
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		len = 4;
-		v = c & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((p[i] & 0xC0) != 0x80)
-			return 0;
-		v = (v << 6) | (p[i] & 0x3F);
-	}
-	if ((len == 3 && (v < 0x800 || (v >= 0xD800 && v <= 0xDFFF))) ||
-	    (len == 4 && (v < 0x10000 || v > 0x10FFFF)))
-		return 0;
-	return len;
-}
 
 const char *util_json_type(const json_t *v)
 {

@@ -1,6 +1,6 @@
 /*
- * util.h - small helpers of the webhook: masking of values from requests,
- * JSON output, base64.  The growable string is in buf.h.
+ * util.h - small helpers of the webhook: JSON output, base64.  The growable
+ * string is in buf.h, masking in text.h.
  */
 #ifndef UTIL_H
 #define UTIL_H
@@ -13,26 +13,13 @@
 
 #include "buf.h"
 #include "compiler.h"
+#include "text.h"
 
-/* The old names of compiler.h, until every file uses the new ones. */
+/* The old names of compiler.h and text.h, until every file uses the new
+ * ones. */
 #define UTIL_PRINTF(f, a) COMPILER_PRINTF(f, a)
 #define UTIL_WUR COMPILER_WUR
-
-/*
- * Copies s[0..len) into dst[0..size) without control characters (C0, DEL
- * and C1), keeping at most max_chars characters (UTF-8 code points); a
- * longer text is cut and ends in "...".  Never splits a UTF-8 sequence.
- * Returns the length written.  size must be at least 4.
- */
-size_t util_mask_cut(char *dst, size_t size, const char *s, size_t len,
-		     size_t max_chars);
-
-/*
- * The length of the valid UTF-8 sequence of two to four bytes at p[0..n)
- * (p[0] >= 0x80), or 0 when it is not one: overlong forms, surrogates and
- * code points past U+10FFFF are not valid.
- */
-size_t util_utf8_sequence(const unsigned char *p, size_t n);
+#define util_mask_cut text_mask_cutn
 
 /* "an object", "an array", "a string", "a number", "a boolean" or "null":
  * the JSON type of v for messages. */

@@ -1,5 +1,5 @@
 /*
- * test_util.c - masking, JSON output and base64.
+ * test_util.c - JSON output and base64.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,60 +11,6 @@
 #include <cmocka.h>
 
 #include "util.h"
-
-struct mask_case {
-	const char *in;
-	size_t max_chars;
-	const char *out;
-};
-
-static const struct mask_case mask_cases[] = {
-	{ "plain", 10, "plain" },
-	{ "", 10, "" },
-	{ "a\nb\tc\x1b[0m\x7f", 20, "abc[0m" },
-	{ "C1 \xc2\x85 gone, \xc2\xa0 kept", 40, "C1  gone, \xc2\xa0 kept" },
-	{ "0123456789", 10, "0123456789" },
-	{ "0123456789A", 10, "0123456..." },
-	/* characters, not bytes: eight two-byte letters fit in 8 */
-	{ "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 8,
-	  "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9" },
-	{ "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9",
-	  8, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9..." },
-	/* control characters do not count */
-	{ "\n\n\n\n\n\n\n\n\n\n\n\nabc", 4, "abc" },
-};
-
-static void test_util__mask_cut(void **state)
-{
-	char out[256];
-	size_t i;
-
-	(void)state;
-	for (i = 0; i < sizeof(mask_cases) / sizeof(mask_cases[0]); i++) {
-		const struct mask_case *c = &mask_cases[i];
-		size_t n = util_mask_cut(out, sizeof(out), c->in, strlen(c->in),
-					 c->max_chars);
-
-		assert_string_equal(out, c->out);
-		assert_int_equal(n, strlen(c->out));
-	}
-}
-
-static void test_util__mask_cut_small_buffer(void **state)
-{
-	char out[8];
-
-	(void)state;
-	/* the byte size limits too, and "..." still fits */
-	util_mask_cut(out, sizeof(out), "abcdefghijkl", 12, 100);
-	assert_string_equal(out, "abcd...");
-	util_mask_cut(out, sizeof(out), "abcdefg", 7, 100);
-	assert_string_equal(out, "abcdefg");
-	/* never a split UTF-8 sequence */
-	util_mask_cut(out, sizeof(out), "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac",
-		      9, 100);
-	assert_string_equal(out, "\xe2\x82\xac...");
-}
 
 static void test_util__base64(void **state)
 {
@@ -121,8 +67,6 @@ static void test_util__json_dump_as_jansson(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_util__mask_cut),
-		cmocka_unit_test(test_util__mask_cut_small_buffer),
 		cmocka_unit_test(test_util__base64),
 		cmocka_unit_test(test_util__json_dump_as_jansson),
 	};
