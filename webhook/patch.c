@@ -1,11 +1,13 @@
 /*
  * patch.c - RFC 6902 operations: build, encode, apply.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "patch.h"
+#include "text.h"
 
 int patch_init(struct patch *p)
 {
@@ -105,22 +107,18 @@ static int next_token(const char **path, char *tok, size_t size)
 	return 0;
 }
 
-/* An array index token: digits without a leading zero, below size. */
+/*
+ * An array index token: digits below size, without a leading zero (RFC
+ * 6901 has none).
+ */
 static int parse_index(const char *tok, size_t size, size_t *index)
 {
-	size_t v = 0;
-	const char *s;
+	uint64_t v;
 
-	if (!tok[0] || (tok[0] == '0' && tok[1]))
+	if ((tok[0] == '0' && tok[1]) || !size ||
+	    text_u64_parsen(tok, strlen(tok), size - 1, &v))
 		return -1;
-	for (s = tok; *s; s++) {
-		if (*s < '0' || *s > '9' || v > size)
-			return -1;
-		v = v * 10 + (size_t)(*s - '0');
-	}
-	if (v >= size)
-		return -1;
-	*index = v;
+	*index = (size_t)v;
 	return 0;
 }
 

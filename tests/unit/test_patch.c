@@ -143,12 +143,54 @@ static void test_patch__apply_refuses_missing_parents(void **state)
 	}
 }
 
+/* Array indexes: digits below the size, no leading zero, no sign. */
+static void test_patch__array_index(void **state)
+{
+	static const struct {
+		const char *path;
+		int rc;
+	} cases[] = {
+		{ "/a/0", 0 },
+		{ "/a/2", 0 },
+		{ "/a/3", -1 },
+		{ "/a/", -1 },
+		{ "/a/00", -1 },
+		{ "/a/02", -1 },
+		{ "/a/-1", -1 },
+		{ "/a/+1", -1 },
+		{ "/a/ 1", -1 },
+		{ "/a/1 ", -1 },
+		{ "/a/1e0", -1 },
+		{ "/a/18446744073709551617", -1 },
+		{ "/a/99999999999999999999999", -1 },
+		{ "/e/0", -1 },
+	};
+	char err[128];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *doc = json_loads("{\"a\":[1,2,3],\"e\":[]}", 0, NULL);
+		struct patch p;
+
+		assert_int_equal(patch_init(&p), 0);
+		assert_int_equal(patch_push(&p, "replace", cases[i].path,
+					    json_true()),
+				 0);
+		if (patch_apply(doc, &p, err, sizeof(err)) != cases[i].rc)
+			fail_msg("case %zu: \"%s\"", i, cases[i].path);
+		patch_release(&p);
+		json_decref(doc);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_patch__pointer_escape),
 		cmocka_unit_test(test_patch__encode_and_apply),
 		cmocka_unit_test(test_patch__apply_refuses_missing_parents),
+		cmocka_unit_test(test_patch__array_index),
 	};
 
 	return cmocka_run_group_tests_name("patch", tests, NULL, NULL);
