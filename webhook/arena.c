@@ -132,7 +132,8 @@ static void *arena_malloc(size_t n)
 	return p;
 }
 
-void arena_free(void *p)
+/* jansson's free: a no-op for memory of the active arena. */
+static void arena_free(void *p)
 {
 	struct arena *a = mine;
 

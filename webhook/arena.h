@@ -14,7 +14,7 @@
  *   outside, such as the config's, are ordinary malloc() memory, also when
  *   they are freed inside.
  * - Memory that jansson hands out to be freed by the caller (json_dumps())
- *   is freed with arena_free(), never free().
+ *   is freed with jansson's free function (jsonout_free()), never free().
  * - Other threads, and code outside the pair, are not affected.
  *
  * Under AddressSanitizer the arena is off, and every value is a malloc()
@@ -36,8 +36,5 @@ int arena_begin(void);
 
 /* Takes back everything allocated since arena_begin() on this thread. */
 void arena_end(void);
-
-/* Frees what jansson allocated for the caller (the text of json_dumps()). */
-void arena_free(void *p);
 
 #endif /* ARENA_H */

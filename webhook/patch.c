@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonout.h"
 #include "patch.h"
 #include "text.h"
 
@@ -71,7 +72,7 @@ char *patch_encode(const struct patch *p)
 	struct buf json = BUF_INIT;
 	char *b64;
 
-	util_json_dump(&json, p->ops);
+	jsonout_dump(&json, p->ops);
 	if (buf_failed(&json)) {
 		buf_release(&json);
 		return NULL;

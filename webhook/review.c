@@ -7,11 +7,12 @@
 #include <string.h>
 
 #include "arena.h"
+#include "buf.h"
+#include "jsonout.h"
 #include "pod.h"
 #include "policy.h"
 #include "review.h"
 #include "text.h"
-#include "util.h"
 
 #define CONTENT_JSON "application/json"
 #define CONTENT_TEXT "text/plain; charset=utf-8"
@@ -153,12 +154,12 @@ static void write_answer(struct buf *out, const char *api, const json_t *uid,
 	buf_add(out, "{\"apiVersion\":\"");
 	buf_add(out, api);
 	buf_add(out, "\",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":");
-	util_json_dump(out, uid);
+	jsonout_dump(out, uid);
 	if (d && d->code) {
 		buf_addf(out, ",\"allowed\":false,\"status\":{\"code\":%d,"
 			 "\"reason\":\"%s\",\"message\":", d->code,
 			 policy_decision_reason(d->code));
-		util_json_quote(out, d->message, strlen(d->message));
+		jsonout_quoten(out, d->message, strlen(d->message));
 		buf_add(out, "}}}");
 		return;
 	}
@@ -166,7 +167,7 @@ static void write_answer(struct buf *out, const char *api, const json_t *uid,
 	if (d && patch_count(&d->patch)) {
 		patch = patch_encode(&d->patch);
 		if (!patch) {
-			out->failed = true;
+			buf_fail(out);
 			return;
 		}
 		buf_add(out, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
@@ -177,7 +178,7 @@ static void write_answer(struct buf *out, const char *api, const json_t *uid,
 	}
 	if (d && json_array_size(d->warnings)) {
 		buf_add(out, ",\"warnings\":");
-		util_json_dump(out, d->warnings);
+		jsonout_dump(out, d->warnings);
 	}
 	buf_add(out, "}}");
 }

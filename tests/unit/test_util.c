@@ -1,5 +1,5 @@
 /*
- * test_util.c - JSON output and base64.
+ * test_util.c - base64.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,42 +33,10 @@ static void test_util__base64(void **state)
 	}
 }
 
-/* util_json_dump() writes the bytes json_dumps() writes. */
-static void test_util__json_dump_as_jansson(void **state)
-{
-	static const char *const docs[] = {
-		"[\"plain\",\"q\\\"b\\\\s\\/\",\"\\b\\f\\n\\r\\t\"]",
-		"[\"\\u0000\\u0001\\u001f\\u007f\\u00e9\\ud83d\\ude00\"]",
-		"{\"b\":1,\"a\":[true,false,null],\"\\n\":{}}",
-		"[-9223372036854775808,9223372036854775807,0,-1]",
-		"[1.5,5.0,1e300,-0.25,0.1]",
-		"[[],{},[[{\"x\":\"y\"}]]]",
-	};
-	size_t i;
-
-	(void)state;
-	for (i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
-		json_t *v = json_loads(docs[i], JSON_ALLOW_NUL, NULL);
-		struct buf b = BUF_INIT;
-		char *want;
-
-		assert_non_null(v);
-		want = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-		util_json_dump(&b, v);
-		assert_false(buf_failed(&b));
-		assert_int_equal(b.len, strlen(want));
-		assert_memory_equal(b.s, want, b.len);
-		free(want);
-		buf_release(&b);
-		json_decref(v);
-	}
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_util__base64),
-		cmocka_unit_test(test_util__json_dump_as_jansson),
 	};
 
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
