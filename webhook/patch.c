@@ -67,6 +67,49 @@ void patch_pointer_append(struct buf *b, const char *key)
 	}
 }
 
+/*
+ * The base64 (RFC 4648, padded) of data[0..len), and its length in
+ * *out_len when out_len is not NULL.  malloc'd; NULL out of memory.
+ */
+static char *base64_encode(const void *data, size_t len, size_t *out_len)
+{
+	static const char table[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *in = data;
+	size_t n, i, o = 0;
+	char *out;
+
+	if (len > (SIZE_MAX - 1) / 4 * 3 - 3)
+		return NULL;
+	n = (len + 2) / 3 * 4;
+	out = malloc(n + 1);
+	if (!out)
+		return NULL;
+	for (i = 0; i + 2 < len; i += 3) {
+		uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 |
+			     in[i + 2];
+
+		out[o++] = table[v >> 18];
+		out[o++] = table[(v >> 12) & 63];
+		out[o++] = table[(v >> 6) & 63];
+		out[o++] = table[v & 63];
+	}
+	if (i < len) {
+		uint32_t v = (uint32_t)in[i] << 16;
+
+		if (i + 1 < len)
+			v |= (uint32_t)in[i + 1] << 8;
+		out[o++] = table[v >> 18];
+		out[o++] = table[(v >> 12) & 63];
+		out[o++] = i + 1 < len ? table[(v >> 6) & 63] : '=';
+		out[o++] = '=';
+	}
+	out[o] = '\0';
+	if (out_len)
+		*out_len = o;
+	return out;
+}
+
 char *patch_encode(const struct patch *p)
 {
 	struct buf json = BUF_INIT;
@@ -77,7 +120,7 @@ char *patch_encode(const struct patch *p)
 		buf_release(&json);
 		return NULL;
 	}
-	b64 = util_base64(json.s, json.len, NULL);
+	b64 = base64_encode(json.s, json.len, NULL);
 	buf_release(&json);
 	return b64;
 }

@@ -1,5 +1,6 @@
 /*
- * test_patch.c - JSON Pointer escaping, encoding and applying operations.
+ * test_patch.c - JSON Pointer escaping, base64, encoding and applying
+ * operations.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +11,11 @@
 
 #include <cmocka.h>
 
-#include "patch.h"
+/*
+ * The base64 encoder is static in patch.c: the program takes patch.c
+ * whole, and the archive's copy is then never linked in.
+ */
+#include "patch.c"
 
 static void test_patch__pointer_escape(void **state)
 {
@@ -22,6 +27,27 @@ static void test_patch__pointer_escape(void **state)
 	patch_pointer_append(&b, "a~b/c");
 	assert_string_equal(buf_str(&b), "/spec/nvidia.com~1gpu/a~0b~1c");
 	buf_release(&b);
+}
+
+static void test_patch__base64(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "", "" },	      { "f", "Zg==" },	   { "fo", "Zm8=" },
+		{ "foo", "Zm9v" },    { "foob", "Zm9vYg==" },
+		{ "fooba", "Zm9vYmE=" }, { "foobar", "Zm9vYmFy" },
+		{ "\xff\xfe\xfd", "//79" },
+	};
+	size_t i, len;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *b = base64_encode(cases[i][0], strlen(cases[i][0]), &len);
+
+		assert_non_null(b);
+		assert_string_equal(b, cases[i][1]);
+		assert_int_equal(len, strlen(cases[i][1]));
+		free(b);
+	}
 }
 
 static json_t *decode(const char *b64)
@@ -188,6 +214,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_patch__pointer_escape),
+		cmocka_unit_test(test_patch__base64),
 		cmocka_unit_test(test_patch__encode_and_apply),
 		cmocka_unit_test(test_patch__apply_refuses_missing_parents),
 		cmocka_unit_test(test_patch__array_index),
