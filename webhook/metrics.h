@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "review.h"
-#include "util.h"
+#include "buf.h"
 
 #define METRICS_OUTCOMES 4      /* enum review_outcome */
 #define METRICS_BUCKETS 17      /* 16 bounds, 10 us .. 1 s, then +Inf */

@@ -10,6 +10,9 @@
 
 #include <jansson.h>
 
+#include "buf.h"
+#include "compiler.h"
+/* policy.h still takes util.h's old names from here, until it moves. */
 #include "util.h"
 
 struct patch {
@@ -17,7 +20,7 @@ struct patch {
 };
 
 /* Returns 0, or -1 out of memory. */
-int patch_init(struct patch *p) UTIL_WUR;
+int patch_init(struct patch *p) COMPILER_WUR;
 void patch_release(struct patch *p);
 
 /* The number of operations. */
@@ -29,7 +32,7 @@ size_t patch_count(const struct patch *p);
  * memory.
  */
 int patch_push(struct patch *p, const char *op, const char *path,
-	       json_t *value) UTIL_WUR;
+	       json_t *value) COMPILER_WUR;
 
 /* Appends "/" and key escaped per RFC 6901 (~ as ~0, / as ~1) to b. */
 void patch_pointer_append(struct buf *b, const char *key);
@@ -38,7 +41,7 @@ void patch_pointer_append(struct buf *b, const char *key);
  * The base64 of the compact JSON of the operations (malloc'd), or NULL out
  * of memory.  The same operations always give the same bytes.
  */
-char *patch_encode(const struct patch *p) UTIL_WUR;
+char *patch_encode(const struct patch *p) COMPILER_WUR;
 
 /*
  * Applies the operations to doc in order.  Supports what patch_push
@@ -47,6 +50,6 @@ char *patch_encode(const struct patch *p) UTIL_WUR;
  * err when a path does not resolve (doc may then be partly changed).
  */
 int patch_apply(json_t *doc, const struct patch *p, char *err,
-		size_t errlen) UTIL_WUR;
+		size_t errlen) COMPILER_WUR;
 
 #endif /* PATCH_H */

@@ -112,7 +112,7 @@ static inline uint64_t special_bytes(uint64_t w)
 
 /* Records the first error, at byte at; returns -1. */
 static int fail(struct scan *s, const unsigned char *at, const char *fmt, ...)
-	UTIL_PRINTF(3, 4);
+	COMPILER_PRINTF(3, 4);
 
 static int fail(struct scan *s, const unsigned char *at, const char *fmt, ...)
 {

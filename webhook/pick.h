@@ -32,7 +32,7 @@
 
 #include <jansson.h>
 
-#include "util.h"
+#include "compiler.h"
 
 enum pick_kind {
 	PICK_ALL,    /* the value, whole */
@@ -113,6 +113,6 @@ struct pick_error {
  * Uses no global state; thread-safe.
  */
 json_t *pick_loadb(const char *buf, size_t len, const struct pick_rule *rule,
-		   struct pick_error *err) UTIL_WUR;
+		   struct pick_error *err) COMPILER_WUR;
 
 #endif /* PICK_H */

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "arena.h"
+#include "buf.h"
 #include "config.h"
 #include "pick.h"
 #include "review.h"
