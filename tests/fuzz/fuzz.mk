@@ -10,7 +10,7 @@ FUZZ_CFLAGS = -std=c17 -D_POSIX_C_SOURCE=200809L -g -O1 \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-Ilib -Iwebhook -Itests/fuzz $(shell pkg-config --cflags jansson)
 FUZZ_CORE := $(wildcard lib/*.c) webhook/config.c webhook/buf.c webhook/text.c webhook/jsonout.c \
-FUZZ_CORE := $(wildcard lib/*.c) webhook/arena.c webhook/patch.c webhook/pick.c webhook/policy.c \
+	webhook/arena.c webhook/patch.c webhook/pick.c webhook/policy.c \
 	webhook/review.c webhook/mutate.c webhook/pod.c webhook/toleration.c
 FUZZ_TARGETS := fuzz_review fuzz_policy fuzz_pick fuzz_quantity
 
