@@ -10,13 +10,14 @@
 #include <unistd.h>
 
 #include "addr.h"
+#include "text.h"
 
 int addr_parse(const char *hostport, struct addr *out, char *err,
 	       size_t errlen)
 {
 	const char *colon, *h = hostport, *p;
 	size_t n;
-	unsigned long v = 0;
+	uint64_t v;
 
 	if (hostport[0] == '[') {
 		const char *close = strchr(hostport, ']');
@@ -49,14 +50,7 @@ int addr_parse(const char *hostport, struct addr *out, char *err,
 		return -1;
 	}
 	p = colon + 1;
-	if (!*p || strlen(p) > 5)
-		goto bad_port;
-	for (; *p; p++) {
-		if (*p < '0' || *p > '9')
-			goto bad_port;
-		v = v * 10 + (unsigned long)(*p - '0');
-	}
-	if (v < 1 || v > 65535)
+	if (strlen(p) > 5 || text_u64_parsen(p, strlen(p), 65535, &v) || v < 1)
 		goto bad_port;
 	memcpy(out->host, h, n);
 	out->host[n] = '\0';

@@ -1,21 +1,23 @@
 /*
  * config.c - built-in defaults, the JSON config file, the common flags.
  */
-#include <errno.h>
-#include <inttypes.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
+#include "compiler.h"
 #include "config.h"
 #include "toleration.h"
-#include "util.h"
+#include "jsonout.h"
+#include "text.h"
 
 #define DEFAULT_SCHEDULER "hami-scheduler"
 
 static void fail(char *err, size_t errlen, const char *fmt, ...)
-	UTIL_PRINTF(3, 4);
+	COMPILER_PRINTF(3, 4);
 
 static void fail(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -164,7 +166,7 @@ static int bad_type(struct where *w, const char *path, const char *want,
 		    const json_t *v)
 {
 	fail(w->err, w->errlen, "config %s: %s: expected %s, got %s", w->file,
-	     path, want, util_json_type(v));
+	     path, want, jsonout_type_name(v));
 	return -1;
 }
 
@@ -509,22 +511,6 @@ out:
  * Flags
  */
 
-/* A decimal integer in [0, max], with nothing else around it. */
-static int parse_count(const char *s, int64_t max, int64_t *out)
-{
-	char *end;
-	intmax_t v;
-
-	if (!s[0] || s[0] < '0' || s[0] > '9')
-		return -1;
-	errno = 0;
-	v = strtoimax(s, &end, 10);
-	if (errno || *end || v < 0 || v > max)
-		return -1;
-	*out = (int64_t)v;
-	return 0;
-}
-
 int config_set_flag(struct config *cfg, const char *name, const char *value,
 		    char *err, size_t errlen)
 {
@@ -557,11 +543,12 @@ int config_set_flag(struct config *cfg, const char *name, const char *value,
 		return 0;
 	}
 	for (i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++) {
-		int64_t v;
+		uint64_t v;
 
 		if (strcmp(name, numbers[i].flag))
 			continue;
-		if (parse_count(value, numbers[i].max, &v)) {
+		if (text_u64_parsen(value, strlen(value),
+				    (uint64_t)numbers[i].max, &v)) {
 			fail(err, errlen,
 			     "--%s: \"%.64s\" is not a whole number in 0..%lld",
 			     name, value, (long long)numbers[i].max);
@@ -574,7 +561,7 @@ int config_set_flag(struct config *cfg, const char *name, const char *value,
 			return -1;
 		}
 		*(int64_t *)((char *)&cfg->devices[0].family +
-			     numbers[i].offset) = v;
+			     numbers[i].offset) = (int64_t)v;
 		return 0;
 	}
 	return 1;

@@ -38,6 +38,7 @@
 #include "certs.h"
 #include "log.h"
 #include "httpd.h"
+#include "text.h"
 
 #define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 #define TIMEOUT_ACTIVE 10u  /* s of silence inside a handshake or request */
@@ -224,7 +225,7 @@ static void log_refusal(struct MHD_Connection *mc, const char *method,
 
 	if (log_verbosity < 1)
 		return;
-	util_mask_cut(path, sizeof(path), url, strlen(url), 64);
+	text_mask_cutn(path, sizeof(path), url, strlen(url), 64);
 	remote_of(mc, remote, sizeof(remote));
 	log_fields(LOG_INFO, "request refused",
 		   (struct log_field[]){ LOG_STR("remote", remote),
@@ -312,24 +313,6 @@ static void answer(struct httpd *s, struct conn *c, const char *body,
 	free(c->body);
 	c->body = NULL;
 	c->len = c->cap = 0;
-}
-
-/* Parses a Content-Length value (digits only, overflow-checked). */
-static bool parse_length(const char *v, size_t *out)
-{
-	size_t n = 0;
-
-	if (!*v)
-		return false;
-	for (; *v; v++) {
-		if (*v < '0' || *v > '9')
-			return false;
-		if (n > (SIZE_MAX - 9) / 10)
-			return false;
-		n = n * 10 + (size_t)(*v - '0');
-	}
-	*out = n;
-	return true;
 }
 
 /*
@@ -425,7 +408,7 @@ static enum MHD_Result tls_begin(struct httpd *s, struct MHD_Connection *mc,
 {
 	bool probe, get;
 	const char *te, *cl;
-	size_t length = 0;
+	uint64_t length = 0;
 
 	c->route = route_of(url, true);
 	c->started = httpd_now_ns();
@@ -472,7 +455,7 @@ static enum MHD_Result tls_begin(struct httpd *s, struct MHD_Connection *mc,
 	if (te && strcmp(te, "identity")) {
 		c->expect = SIZE_MAX;
 	} else if (cl) {
-		if (!parse_length(cl, &length) || length > s->cfg.body_max) {
+		if (text_u64_parsen(cl, strlen(cl), s->cfg.body_max, &length)) {
 			if (s->cfg.refused)
 				s->cfg.refused(s->cfg.arg,
 					       MHD_HTTP_CONTENT_TOO_LARGE,
@@ -482,7 +465,7 @@ static enum MHD_Result tls_begin(struct httpd *s, struct MHD_Connection *mc,
 			return queue(mc, MHD_HTTP_CONTENT_TOO_LARGE,
 				     s->r.too_large);
 		}
-		c->expect = length;
+		c->expect = (size_t)length;
 	}
 	return MHD_YES;
 }

@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util.h"
+#include "buf.h"
 
 struct certs;
 struct httpd;

@@ -18,6 +18,7 @@
 #include "cmd_review.h"
 #include "cmd_serve.h"
 #include "config.h"
+#include "text.h"
 
 #define PROG "vgpu-webhook"
 
@@ -283,18 +284,16 @@ static int set_log_format(struct args *a, const struct flag *f,
 static int set_verbosity(struct args *a, const struct flag *f,
 			 const char *value, char *err, size_t errlen)
 {
-	const char *p = value;
-	int v = 0;
+	uint64_t v;
 
-	for (; *p >= '0' && *p <= '9' && v <= CMD_SERVE_VERBOSITY_MAX; p++)
-		v = v * 10 + (*p - '0');
-	if (!value[0] || *p || v > CMD_SERVE_VERBOSITY_MAX) {
+	if (text_u64_parsen(value, strlen(value), CMD_SERVE_VERBOSITY_MAX,
+			    &v)) {
 		snprintf(err, errlen,
 			 "%s%s: \"%.64s\": expected a level from 0 to %d",
 			 dashes(f), f->name, value, CMD_SERVE_VERBOSITY_MAX);
 		return -1;
 	}
-	a->serve.verbosity = v;
+	a->serve.verbosity = (int)v;
 	return 0;
 }
 

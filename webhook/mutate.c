@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "mutate.h"
+#include "text.h"
 #include "toleration.h"
 
 enum env_var {
@@ -136,10 +137,10 @@ static void collect_resources(struct writer *w, const struct pod_container *c,
 			value[0] = '\0';
 			for (i = 0; i < s->nrequests; i++)
 				if (!strcmp(s->requests[i].key, key))
-					util_mask_cut(value, sizeof(value),
-						      s->requests[i].value,
-						      s->requests[i].value_len,
-						      POD_LINE_CHARS);
+					text_mask_cutn(value, sizeof(value),
+						       s->requests[i].value,
+						       s->requests[i].value_len,
+						       POD_LINE_CHARS);
 			if (json_object_set_new(limits, key,
 					json_deep_copy(s->request_value[res])))
 				w->oom = true;

@@ -11,10 +11,10 @@
 
 #include <jansson.h>
 
+#include "compiler.h"
 #include "config.h"
 #include "patch.h"
 #include "pod.h"
-#include "util.h"
 
 /*
  * Appends to patch the operations of pod, read and resolved under cfg:
@@ -27,6 +27,6 @@
  * incomplete).
  */
 int mutate_pod(const struct config *cfg, const struct pod *pod,
-	       struct patch *patch, json_t *warnings) UTIL_WUR;
+	       struct patch *patch, json_t *warnings) COMPILER_WUR;
 
 #endif /* MUTATE_H */

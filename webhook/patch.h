@@ -12,8 +12,6 @@
 
 #include "buf.h"
 #include "compiler.h"
-/* policy.h still takes util.h's old names from here, until it moves. */
-#include "util.h"
 
 struct patch {
 	json_t *ops; /* array of {"op", "path", "value"} in order */

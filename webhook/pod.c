@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonout.h"
 #include "pod.h"
+#include "text.h"
 
 /* The state of one pod_read(). */
 struct reader {
@@ -20,7 +22,7 @@ struct reader {
 
 const char *pod_label(char out[POD_LINE_SIZE], const char *s)
 {
-	util_mask_cut(out, POD_LINE_SIZE, s, strlen(s), POD_LINE_CHARS);
+	text_mask_cutn(out, POD_LINE_SIZE, s, strlen(s), POD_LINE_CHARS);
 	return out;
 }
 
@@ -32,13 +34,13 @@ void pod_warnf(json_t *list, bool *nomem, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	util_mask_cut(cut, sizeof(cut), line, strlen(line), POD_LINE_CHARS);
+	text_mask_cutn(cut, sizeof(cut), line, strlen(line), POD_LINE_CHARS);
 	if (json_array_append_new(list, json_string(cut)))
 		*nomem = true;
 }
 
 static void invalid(struct reader *r, const char *fmt, ...)
-	UTIL_PRINTF(2, 3);
+	COMPILER_PRINTF(2, 3);
 
 /* The pod has a field of the wrong type: the message into r->err. */
 static void invalid(struct reader *r, const char *fmt, ...)
@@ -57,7 +59,7 @@ static void invalid(struct reader *r, const char *fmt, ...)
  */
 static json_t *vmember(struct reader *r, const json_t *obj, const char *key,
 		       json_type t, bool *bad, const char *fmt, va_list ap)
-	UTIL_PRINTF(6, 0);
+	COMPILER_PRINTF(6, 0);
 
 static json_t *vmember(struct reader *r, const json_t *obj, const char *key,
 		       json_type t, bool *bad, const char *fmt, va_list ap)
@@ -81,14 +83,14 @@ static json_t *vmember(struct reader *r, const json_t *obj, const char *key,
 			t == JSON_OBJECT ? "an object" :
 			t == JSON_ARRAY ? "an array" :
 			t == JSON_STRING ? "a string" : "a boolean",
-			util_json_type(v));
+			jsonout_type_name(v));
 	*bad = true;
 	return NULL;
 }
 
 static json_t *member(struct reader *r, const json_t *obj, const char *key,
 		      json_type t, bool *bad, const char *fmt, ...)
-	UTIL_PRINTF(6, 7);
+	COMPILER_PRINTF(6, 7);
 
 static json_t *member(struct reader *r, const json_t *obj, const char *key,
 		      json_type t, bool *bad, const char *fmt, ...)
@@ -105,7 +107,7 @@ static json_t *member(struct reader *r, const json_t *obj, const char *key,
 /* member() for a string; "" when absent. */
 static const char *string_member(struct reader *r, const json_t *obj,
 				 const char *key, bool *bad, const char *fmt,
-				 ...) UTIL_PRINTF(5, 6);
+				 ...) COMPILER_PRINTF(5, 6);
 
 static const char *string_member(struct reader *r, const json_t *obj,
 				 const char *key, bool *bad, const char *fmt,
@@ -124,7 +126,6 @@ static const char *string_member(struct reader *r, const json_t *obj,
 static void number_text(const json_t *v, char *out, size_t size)
 {
 	double d;
-	int prec;
 
 	if (json_is_integer(v)) {
 		snprintf(out, size, "%" JSON_INTEGER_FORMAT,
@@ -136,11 +137,7 @@ static void number_text(const json_t *v, char *out, size_t size)
 		snprintf(out, size, "%lld", (long long)d);
 		return;
 	}
-	for (prec = 1; prec <= 17; prec++) {
-		snprintf(out, size, "%.*g", prec, d);
-		if (strtod(out, NULL) == d)
-			return;
-	}
+	snprintf(out, size, "%.*g", jsonout_real_precision(d, 1), d);
 }
 
 /*
@@ -186,7 +183,7 @@ static bool read_quantities(struct reader *r, const struct device *dev,
 		} else {
 			invalid(r, "%s.resources.%s[\"%.100s\"]: expected a quantity, got %s",
 				base, which ? "requests" : "limits", key,
-				util_json_type(v));
+				jsonout_type_name(v));
 			return false;
 		}
 		if (which)
@@ -205,7 +202,7 @@ static bool read_env(struct reader *r, const json_t *env, const char *base)
 	json_array_foreach(env, i, e) {
 		if (!json_is_object(e)) {
 			invalid(r, "%s.env[%zu]: expected an object, got %s",
-				base, i, util_json_type(e));
+				base, i, jsonout_type_name(e));
 			return false;
 		}
 		member(r, e, "name", JSON_STRING, &bad, "%s.env[%zu].name",
@@ -259,7 +256,7 @@ static bool read_container(struct reader *r, const char *list, size_t index,
 	snprintf(base, sizeof(base), "spec.%s[%zu]", list, index);
 	if (!json_is_object(obj)) {
 		invalid(r, "%s: expected an object, got %s", base,
-			util_json_type(obj));
+			jsonout_type_name(obj));
 		return false;
 	}
 	c->name = string_member(r, obj, "name", &bad, "%s.name", base);
@@ -318,7 +315,7 @@ static bool read_tolerations(struct reader *r)
 	json_array_foreach(r->p->tolerations, i, t) {
 		if (!json_is_object(t)) {
 			invalid(r, "spec.tolerations[%zu]: expected an object, got %s",
-				i, util_json_type(t));
+				i, jsonout_type_name(t));
 			return false;
 		}
 		for (k = 0; k < 4 && !bad; k++)

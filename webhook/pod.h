@@ -18,9 +18,10 @@
 
 #include <jansson.h>
 
+#include "buf.h"
+#include "compiler.h"
 #include "config.h"
 #include "pick.h"
-#include "util.h"
 #include "vgpu.h"
 
 #define POD_ANNOTATION_NODE_POLICY "hami.io/node-scheduler-policy"
@@ -105,7 +106,7 @@ enum pod_status {
  * released with pod_release().
  */
 enum pod_status pod_read(struct pod *p, const struct config *cfg,
-			 const json_t *obj, char *err, size_t errlen) UTIL_WUR;
+			 const json_t *obj, char *err, size_t errlen) COMPILER_WUR;
 
 /* Frees what p owns (not the pod it borrows).  Accepts a released view. */
 void pod_release(struct pod *p);
@@ -119,6 +120,6 @@ const char *pod_label(char out[POD_LINE_SIZE], const char *s);
  * when memory ran out.
  */
 void pod_warnf(json_t *list, bool *nomem, const char *fmt, ...)
-	UTIL_PRINTF(3, 4);
+	COMPILER_PRINTF(3, 4);
 
 #endif /* POD_H */

@@ -90,7 +90,7 @@ static void deny_text(struct decider *p, int code, const char *text)
 }
 
 static void denyf(struct decider *p, int code, const char *fmt, ...)
-	UTIL_PRINTF(3, 4);
+	COMPILER_PRINTF(3, 4);
 
 static void denyf(struct decider *p, int code, const char *fmt, ...)
 {

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "compiler.h"
 #include "config.h"
 #include "patch.h"
 
@@ -30,7 +31,7 @@ struct policy_decision {
 };
 
 /* An empty decision.  Returns 0, or -1 out of memory (d is then empty). */
-int policy_decision_init(struct policy_decision *d) UTIL_WUR;
+int policy_decision_init(struct policy_decision *d) COMPILER_WUR;
 
 /* Frees what d owns.  Accepts a released decision. */
 void policy_decision_release(struct policy_decision *d);
@@ -46,6 +47,6 @@ const char *policy_decision_reason(int code);
  * released).
  */
 int policy_decide(const struct config *cfg, const json_t *pod,
-		  struct policy_decision *d) UTIL_WUR;
+		  struct policy_decision *d) COMPILER_WUR;
 
 #endif /* POLICY_H */

@@ -307,12 +307,7 @@ void review_pod_answer_init(struct review_pod_answer *ans)
 
 void review_pod_answer_release(struct review_pod_answer *ans)
 {
-	json_free_t free_fn;
-
-	/* The pod is jansson's text, freed by jansson's allocator. */
-	json_get_alloc_funcs(NULL, &free_fn);
-	if (ans->pod)
-		free_fn(ans->pod);
+	jsonout_free(ans->pod); /* jansson's text (arena.h) */
 	free(ans->message);
 	json_decref(ans->warnings);
 	review_pod_answer_init(ans);
@@ -348,16 +343,8 @@ static void real_precision(const json_t *v, int *precision)
 	size_t i;
 
 	if (json_is_real(v)) {
-		char text[40];
-		int p;
-
-		for (p = *precision; p < 17; p++) {
-			snprintf(text, sizeof(text), "%.*g", p,
-				 json_real_value(v));
-			if (strtod(text, NULL) == json_real_value(v))
-				break;
-		}
-		*precision = p;
+		*precision = jsonout_real_precision(json_real_value(v),
+						    *precision);
 	} else if (json_is_object(v)) {
 		json_object_foreach((json_t *)v, k, item)
 			real_precision(item, precision);

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "buf.h"
+#include "jsonout.h"
 #include "toleration.h"
 #include "vgpu.h"
 
@@ -27,7 +29,7 @@ static const char *const effects[] = { "", "NoSchedule", "PreferNoSchedule",
 				       "NoExecute" };
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
-	UTIL_PRINTF(3, 4);
+	COMPILER_PRINTF(3, 4);
 
 /* Writes the message into err; returns -1. */
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -70,7 +72,7 @@ int toleration_check(const json_t *v, const char *path, char *err,
 
 	if (!json_is_object(v))
 		return fail(err, errlen, "%s: expected an object, got %s",
-			    path, util_json_type(v));
+			    path, jsonout_type_name(v));
 	json_object_foreach((json_t *)v, k, item) {
 		for (i = 0; i < NMEMBERS && strcmp(k, members[i]); i++)
 			;
@@ -84,13 +86,13 @@ int toleration_check(const json_t *v, const char *path, char *err,
 			if (!json_is_integer(item))
 				return fail(err, errlen,
 					    "%s: expected an integer, got %s",
-					    sub, util_json_type(item));
+					    sub, jsonout_type_name(item));
 			seconds = item;
 			continue;
 		}
 		if (!json_is_string(item))
 			return fail(err, errlen, "%s: expected a string, got %s",
-				    sub, util_json_type(item));
+				    sub, jsonout_type_name(item));
 		if (i == MEMBER_OPERATOR &&
 		    check_choice(sub, item, operators, 3, err, errlen))
 			return -1;

@@ -15,7 +15,7 @@
 
 #include <jansson.h>
 
-#include "util.h"
+#include "compiler.h"
 
 /*
  * Checks v, found at path (as "devices[0].tolerations[1]", for messages):
@@ -28,7 +28,7 @@
  * 160 bytes gives a message shorter than 512 bytes.
  */
 int toleration_check(const json_t *v, const char *path, char *err,
-		     size_t errlen) UTIL_WUR;
+		     size_t errlen) COMPILER_WUR;
 
 /*
  * A new object with the members of v that are not null, in the order key,
@@ -36,7 +36,7 @@ int toleration_check(const json_t *v, const char *path, char *err,
  * v).  v is a toleration that toleration_check() accepted.  Returns a new
  * reference, or NULL out of memory.
  */
-json_t *toleration_copy(const json_t *v) UTIL_WUR;
+json_t *toleration_copy(const json_t *v) COMPILER_WUR;
 
 /*
  * Whether a and b are the same toleration: equal key, operator, value and
