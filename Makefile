@@ -1,12 +1,17 @@
 # vgpu-webhook - plain Makefile.
 #
 #   make            build build/vgpu-webhook, build/libvgpu.{a,so}, build/vgpu.pc
-#   make run        build, make a development certificate, serve on localhost
+#   make run        install what is missing, build, make a development
+#                   certificate, serve on localhost
 #   make test       install what is missing, then run every test suite
 #   make install    PREFIX=/usr/local DESTDIR= (binary, library, header, .pc)
 #
+# A plain `make` only builds: it never installs packages (make deps does).
+#
 # Knobs: BUILD (output folder), SANITIZE=1 (ASan+UBSan build, use with
-# BUILD=build/asan), WERROR=0 (drop -Werror), CC, OPT.
+# BUILD=build/asan), WERROR=0 (drop -Werror), CC, OPT (the project's
+# optimisation flags), and the usual CPPFLAGS, CFLAGS and LDFLAGS, which
+# come after the project's own flags (make CFLAGS=-O0 builds unoptimised).
 
 CC ?= cc
 BUILD ?= build
@@ -29,11 +34,16 @@ ifeq ($(SANITIZE),1)
 OPT ?= -O1 -g -fno-omit-frame-pointer
 HARDEN := -fsanitize=address,undefined -fno-sanitize-recover=all
 LDHARDEN := -fsanitize=address,undefined
+FORTIFY :=
 else
 OPT ?= -O2 -g
-HARDEN := -D_FORTIFY_SOURCE=3 -fstack-protector-strong \
-	-fstack-clash-protection
+HARDEN := -fstack-protector-strong -fstack-clash-protection
 LDHARDEN := -pie -Wl,-z,relro,-z,now
+# _FORTIFY_SOURCE needs the optimiser: left out when the last -O given is
+# -O0 (or there is none), and when the packager's flags set it already.
+LAST_O = $(lastword $(filter -O%,$(OPT) $(CFLAGS)))
+FORTIFY = $(if $(findstring _FORTIFY_SOURCE,$(CPPFLAGS) $(CFLAGS)),,$(if \
+	$(filter-out -O0,$(LAST_O)),-D_FORTIFY_SOURCE=3))
 endif
 
 # Recursive (=) so that pkg-config runs only once the packages are there.
@@ -42,10 +52,18 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS = $(shell pkg-config --libs $(PKGS))
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
 
-BASE_CFLAGS = -std=c17 -D_POSIX_C_SOURCE=200809L -DOPENSSL_API_COMPAT=30000 \
-	$(WARN) $(OPT) $(HARDEN) -fPIC
-LIB_CFLAGS = $(BASE_CFLAGS) -Ilib
-APP_CFLAGS = $(BASE_CFLAGS) -Ilib -Iwebhook $(PKG_CFLAGS)
+# The project's flags, then the user's: a later flag wins.  -MMD -MP write
+# each object's header dependencies next to it (included at the end).
+VGPU_CPPFLAGS = -D_POSIX_C_SOURCE=200809L -DOPENSSL_API_COMPAT=30000 $(FORTIFY)
+VGPU_CFLAGS = -std=c17 $(WARN) $(OPT) $(HARDEN) -fPIC
+DEPFLAGS = -MMD -MP
+BASE_CFLAGS = $(VGPU_CPPFLAGS) $(CPPFLAGS) $(VGPU_CFLAGS) $(CFLAGS)
+LIB_CFLAGS = -Ilib $(BASE_CFLAGS)
+APP_CFLAGS = -Ilib -Iwebhook $(PKG_CFLAGS) $(BASE_CFLAGS)
+# Links with the flags of the objects (for LTO and the sanitizers), then
+# the hardening and the user's LDFLAGS.
+LDALL = $(LDHARDEN) $(LDFLAGS)
+LINK = $(CC) $(VGPU_CFLAGS) $(CFLAGS) $(LDALL)
 
 LIB_SRC := $(wildcard lib/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -65,35 +83,34 @@ PC := $(BUILD)/vgpu.pc
 	clean
 .DEFAULT_GOAL := all
 
-all: deps
-	@$(MAKE) --no-print-directory build
+all: build
 
 deps:
 	@./scripts/install-deps.sh
 
 build: $(BIN) $(LIBA) $(LIBSO) $(PC)
 
-$(BUILD)/lib/%.o: lib/%.c $(wildcard lib/*.h)
+$(BUILD)/lib/%.o: lib/%.c $(BUILD)/lib/%.d
 	@mkdir -p $(@D)
-	$(CC) $(LIB_CFLAGS) -c -o $@ $<
+	$(CC) $(LIB_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-$(BUILD)/webhook/%.o: webhook/%.c $(wildcard webhook/*.h) lib/vgpu.h
+$(BUILD)/webhook/%.o: webhook/%.c $(BUILD)/webhook/%.d
 	@mkdir -p $(@D)
-	$(CC) $(APP_CFLAGS) -c -o $@ $<
+	$(CC) $(APP_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 $(LIBA): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
 $(LIBSO): $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,libvgpu.so.0 $(LDHARDEN:-pie=) -o $@ $^
+	$(LINK:-pie=) -shared -Wl,-soname,libvgpu.so.0 -o $@ $^ $(LDLIBS)
 
 $(APPA): $(APP_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
 $(BIN): $(MAIN_OBJ) $(APPA) $(LIBA)
-	$(CC) $(LDHARDEN) -o $@ $^ $(PKG_LIBS) -lpthread
+	$(LINK) -o $@ $^ $(PKG_LIBS) -lpthread $(LDLIBS)
 
 $(PC): lib/vgpu.pc.in lib/vgpu.h
 	@mkdir -p $(@D)
@@ -101,11 +118,13 @@ $(PC): lib/vgpu.pc.in lib/vgpu.h
 
 # --- tests ---------------------------------------------------------------
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(APPA) $(LIBA) $(wildcard tests/unit/*.h)
+TEST_CFLAGS = $(APP_CFLAGS) -Itests/unit -Wno-missing-prototypes \
+	-Wno-format-nonliteral $(DEPFLAGS) $(LDALL)
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/tests/test_%.d $(APPA) $(LIBA)
 	@mkdir -p $(@D)
-	$(CC) $(APP_CFLAGS) -Itests/unit -Wno-missing-prototypes -Wno-format-nonliteral $(LDHARDEN) \
-		$(TEST_LDFLAGS) -o $@ $< $(APPA) $(LIBA) $(CMOCKA_LIBS) \
-		$(PKG_LIBS) -lpthread
+	$(CC) $(TEST_CFLAGS) $(TEST_LDFLAGS) -o $@ $< $(APPA) $(LIBA) \
+		$(CMOCKA_LIBS) $(PKG_LIBS) -lpthread $(LDLIBS)
 
 # test_review fails allocations on purpose: it wraps the allocator.
 $(BUILD)/tests/test_review: TEST_LDFLAGS = \
@@ -118,9 +137,9 @@ unit: $(UNIT_BIN)
 # The recorded AdmissionReview corpus, judged by an independent JSON Patch
 # implementation (python3-jsonpatch).
 fixtures: $(BIN)
-	@$(PYTHON) tests/fixtures/run.py --lint >build/fixtures-lint.log || \
-		{ cat build/fixtures-lint.log; exit 1; }
-	@tail -n 1 build/fixtures-lint.log
+	@$(PYTHON) tests/fixtures/run.py --lint >$(BUILD)/fixtures-lint.log || \
+		{ cat $(BUILD)/fixtures-lint.log; exit 1; }
+	@tail -n 1 $(BUILD)/fixtures-lint.log
 	@VGPU_WEBHOOK="$(TEST_WRAPPER) $(BIN)" FIXTURES_JOBS=$(FIXTURES_JOBS) \
 		$(PYTHON) tests/fixtures/run.py
 
@@ -148,7 +167,8 @@ check: build
 		echo "=== make $$t"; $(MAKE) --no-print-directory $$t; done
 	@echo "=== all test suites passed"
 
-run: all
+run: deps
+	@$(MAKE) --no-print-directory build
 	@./scripts/run.sh $(BIN)
 
 install: build
@@ -164,3 +184,9 @@ install: build
 
 clean:
 	rm -rf build
+
+# The header dependencies that -MMD wrote.  An output whose .d file is
+# missing (an old build folder) is built again, which writes it.
+-include $(LIB_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_BIN:=.d)
+$(BUILD)/%.d: ;
+.PRECIOUS: $(BUILD)/%.d

@@ -25,11 +25,11 @@ $(GOREF): bench/goref/main.go
 
 $(HANDSHAKE): bench/handshake.c
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(LDHARDEN) -o $@ $< \
-		$(shell pkg-config --libs openssl) -lpthread
+	$(CC) $(BASE_CFLAGS) $(LDALL) -o $@ $< \
+		$(shell pkg-config --libs openssl) -lpthread $(LDLIBS)
 
 # The admission core without HTTP or TLS.
 $(CORE): bench/core.c $(APPA) $(LIBA)
 	@mkdir -p $(@D)
-	$(CC) $(APP_CFLAGS) $(LDHARDEN) -o $@ $< $(APPA) $(LIBA) $(PKG_LIBS) \
-		-lpthread
+	$(CC) $(APP_CFLAGS) $(LDALL) -o $@ $< $(APPA) $(LIBA) $(PKG_LIBS) \
+		-lpthread $(LDLIBS)

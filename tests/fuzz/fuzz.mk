@@ -9,29 +9,35 @@ FUZZ_DIR := build/fuzz
 FUZZ_CFLAGS = -std=c17 -D_POSIX_C_SOURCE=200809L -g -O1 \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-Ilib -Iwebhook -Itests/fuzz $(shell pkg-config --cflags jansson)
-FUZZ_CORE := $(wildcard lib/*.c) webhook/config.c webhook/buf.c webhook/text.c webhook/jsonout.c \
-	webhook/arena.c webhook/patch.c webhook/pick.c webhook/policy.c \
-	webhook/review.c webhook/mutate.c webhook/pod.c webhook/toleration.c
-FUZZ_TARGETS := fuzz_review fuzz_policy fuzz_pick fuzz_quantity
 
-$(FUZZ_DIR)/fuzz_review: tests/fuzz/fuzz_review.c tests/fuzz/fuzz_common.c \
-		$(FUZZ_CORE) $(wildcard tests/fuzz/*.h webhook/*.h lib/*.h)
-	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -ljansson
+# Everything but the server side (HTTP, TLS, certificates, addresses,
+# metrics, the commands and main()), so that a new module of the core is
+# fuzzed without a change here.
+FUZZ_NOT_CORE := webhook/main.c webhook/cmd_%.c webhook/httpd.c \
+	webhook/certs.c webhook/addr.c webhook/metrics.c
+FUZZ_CORE := $(wildcard lib/*.c) \
+	$(filter-out $(FUZZ_NOT_CORE),$(wildcard webhook/*.c)) \
+	tests/fuzz/fuzz_common.c
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_TARGETS := $(filter-out fuzz_common,$(FUZZ_TARGETS))
+FUZZ_OBJ := $(FUZZ_CORE:%.c=$(FUZZ_DIR)/obj/%.o)
 
-$(FUZZ_DIR)/fuzz_policy: tests/fuzz/fuzz_policy.c tests/fuzz/fuzz_common.c \
-		$(FUZZ_CORE) $(wildcard tests/fuzz/*.h webhook/*.h lib/*.h)
+$(FUZZ_DIR)/obj/%.o: %.c
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -ljansson
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(FUZZ_DIR)/fuzz_pick: tests/fuzz/fuzz_pick.c tests/fuzz/fuzz_common.c \
-		$(FUZZ_CORE) $(wildcard tests/fuzz/*.h webhook/*.h lib/*.h)
-	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -ljansson
+# The core is an archive: each target takes from it only what it calls.
+$(FUZZ_DIR)/libcore.a: $(FUZZ_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
 
-$(FUZZ_DIR)/fuzz_quantity: tests/fuzz/fuzz_quantity.c $(wildcard lib/*.c lib/*.h)
-	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^)
+$(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_%.o $(FUZZ_DIR)/libcore.a
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $^ -ljansson
+
+# Kept between builds, although only the pattern above names them.
+.SECONDARY: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/obj/tests/fuzz/%.o)
+
+-include $(FUZZ_OBJ:.o=.d) $(FUZZ_TARGETS:%=$(FUZZ_DIR)/obj/tests/fuzz/%.d)
 
 .PHONY: fuzz fuzz-build
 fuzz-build: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/%)
