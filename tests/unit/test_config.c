@@ -1,16 +1,9 @@
 /*
  * test_config.c - built-in defaults, the config file, flags, validation.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
-#include <cmocka.h>
+#include "test.h"
 
 #include "config.h"
 
@@ -207,7 +200,7 @@ static void test_config__refusals(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+	for (i = 0; i < NELEM(bad_cases); i++) {
 		struct config cfg;
 		char err[512] = "";
 

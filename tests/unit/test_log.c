@@ -2,17 +2,9 @@
  * test_log.c - the log line: quoting and escaping in both formats, control
  * bytes and invalid UTF-8 masked, long values cut, one line per call.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
-#include <cmocka.h>
-#include <jansson.h>
+#include "test.h"
 
 #include "log.h"
 

@@ -6,31 +6,11 @@
  * subdomain, 244 for the domain of an extended resource name (so that
  * "requests." + domain stays within 253).
  */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cmocka.h>
+#include "test.h"
 
 #include "vgpu.h"
 
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
-
-static int failures;
-
-#define EXPECT(cond, ...)                                                     \
-	do {                                                                  \
-		if (!(cond)) {                                                \
-			print_error("%s:%d: ", __FILE__, __LINE__);           \
-			print_error(__VA_ARGS__);                             \
-			print_error("\n");                                    \
-			failures++;                                           \
-		}                                                             \
-	} while (0)
+static int failures; /* counted by EXPECT() */
 
 typedef bool (*validator)(const char *s, size_t len);
 

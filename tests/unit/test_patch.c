@@ -2,14 +2,7 @@
  * test_patch.c - JSON Pointer escaping, base64, encoding and applying
  * operations.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cmocka.h>
+#include "test.h"
 
 /*
  * The base64 encoder is static in patch.c: the program takes patch.c
@@ -153,7 +146,7 @@ static void test_patch__apply_refuses_missing_parents(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < NELEM(bad); i++) {
 		json_t *doc = json_loads("{\"spec\":{\"containers\":[{}]}}", 0,
 					 NULL);
 		struct patch p;

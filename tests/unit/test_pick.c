@@ -4,16 +4,9 @@
  * every recorded review.
  */
 #include <dirent.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
-#include <cmocka.h>
+#include "test.h"
 
 #include "arena.h"
 #include "buf.h"
@@ -165,7 +158,7 @@ static void test_pick__same_verdict_as_jansson(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
+	for (i = 0; i < NELEM(docs); i++)
 		check_doc(docs[i].text, docs[i].len, docs[i].valid);
 }
 
@@ -202,7 +195,7 @@ static void test_pick__depth_as_jansson(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < NELEM(cases); i++) {
 		char *s = nested(cases[i].n, cases[i].inner);
 
 		check_doc(s, strlen(s), cases[i].valid);
@@ -246,7 +239,7 @@ static void test_pick__duplicates_in_large_objects(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < NELEM(cases); i++) {
 		char *s = wide_object(cases[i].n, cases[i].extra);
 
 		check_doc(s, strlen(s), cases[i].valid);
@@ -282,21 +275,13 @@ static void test_pick__many_escaped_keys(void **state)
 	}
 }
 
-static json_t *load(const char *text)
-{
-	json_t *v = json_loads(text, FLAGS, NULL);
-
-	assert_non_null(v);
-	return v;
-}
-
 /* Decodes text under rule and compares with the JSON text want. */
 static void check_pruned(const char *text, const struct pick_rule *rule,
 			 const char *want)
 {
 	struct pick_error perr;
 	json_t *got = pick_loadb(text, strlen(text), rule, &perr);
-	json_t *expected = load(want);
+	json_t *expected = test_json(want);
 
 	assert_non_null(got);
 	if (!json_equal(got, expected)) {
@@ -377,7 +362,7 @@ static void test_pick__skipped_parts_are_checked(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < NELEM(bad); i++) {
 		json_t *v = pick_loadb(bad[i], strlen(bad[i]), &outer_rule,
 				       &perr);
 
@@ -399,26 +384,6 @@ static void test_pick__error_position(void **state)
 	assert_int_equal(perr.line, 2);
 	assert_int_equal(perr.column, 8);
 	assert_string_equal(perr.text, "invalid token");
-}
-
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *data;
-	long n;
-
-	if (!f)
-		return NULL;
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n >= 0);
-	rewind(f);
-	data = malloc((size_t)n + 1);
-	assert_non_null(data);
-	assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return data;
 }
 
 /*
@@ -447,7 +412,7 @@ static void test_pick__corpus_answers_as_full_decode(void **state)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/review.json", root,
 			 e->d_name);
-		body = read_file(path, &len);
+		body = test_read_file(path, &len);
 		if (!body)
 			continue;
 		assert_int_equal(config_init(&cfg), 0);
@@ -495,7 +460,7 @@ static void test_pick__large_review_as_full_decode(void **state)
 	char *body;
 
 	(void)state;
-	body = read_file("tests/fixtures/cases/001-gpu-only-default-memory/review.json",
+	body = test_read_file("tests/fixtures/cases/001-gpu-only-default-memory/review.json",
 			 &len);
 	assert_non_null(body);
 	doc = json_loadb(body, len, FLAGS, NULL);

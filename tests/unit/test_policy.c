@@ -15,22 +15,8 @@
 
 #include "policy.h"
 
-static struct config cfg;
-
-static int setup(void **state)
-{
-	char err[128];
-
-	(void)state;
-	return config_init(&cfg) || config_check(&cfg, err, sizeof(err));
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	config_release(&cfg);
-	return 0;
-}
+#define TEST_GROUP_CONFIG
+#include "test.h"
 
 /* Decides the pod in text; the caller releases *d and the returned pod. */
 static json_t *decide(const char *text, struct policy_decision *d)
@@ -358,5 +344,6 @@ int main(void)
 		cmocka_unit_test(test_policy__scheduler_gate),
 	};
 
-	return cmocka_run_group_tests_name("policy", tests, setup, teardown);
+	return cmocka_run_group_tests_name("policy", tests, test_config_setup,
+					   test_config_teardown);
 }

@@ -4,15 +4,7 @@
  * boundaries of this library: int64 range, nano rounding, exponents and
  * long digit runs.
  */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cmocka.h>
+#include "test.h"
 
 #include "vgpu.h"
 
@@ -20,20 +12,8 @@
 #define BSI VGPU_FORMAT_BINARY_SI
 #define DEX VGPU_FORMAT_DECIMAL_EXPONENT
 
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
-
 /* Mismatches are counted and printed, so that one run shows all of them. */
-static int failures;
-
-#define EXPECT(cond, ...)                                                     \
-	do {                                                                  \
-		if (!(cond)) {                                                \
-			print_error("%s:%d: ", __FILE__, __LINE__);           \
-			print_error(__VA_ARGS__);                             \
-			print_error("\n");                                    \
-			failures++;                                           \
-		}                                                             \
-	} while (0)
+static int failures; /* counted by EXPECT() */
 
 struct valid {
 	const char *in;

@@ -1,14 +1,7 @@
 /*
  * test_resolve.c - container resolution and family checks of libvgpu.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
-
-#include <cmocka.h>
+#include "test.h"
 
 #include "vgpu.h"
 
@@ -140,7 +133,7 @@ static void test_resolve__table(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(ok_cases) / sizeof(ok_cases[0]); i++) {
+	for (i = 0; i < NELEM(ok_cases); i++) {
 		const struct ok_case *c = &ok_cases[i];
 		struct vgpu_family f = vgpu_family_nvidia;
 		struct vgpu_request r;
@@ -242,7 +235,7 @@ static void test_resolve__errors(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(err_cases) / sizeof(err_cases[0]); i++) {
+	for (i = 0; i < NELEM(err_cases); i++) {
 		const struct err_case *c = &err_cases[i];
 		struct vgpu_request r, before;
 		struct vgpu_errors errs;

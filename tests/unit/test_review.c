@@ -4,15 +4,8 @@
  * behind both jansson and the webhook's own allocations, which this program
  * is linked to wrap).
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cmocka.h>
+#define TEST_GROUP_CONFIG
+#include "test.h"
 
 #include "config.h"
 #include "review.h"
@@ -96,25 +89,6 @@ static void json_free(void *p)
 	"\"operator\":\"Exists\",\"effect\":\"NoExecute\","                      \
 	"\"tolerationSeconds\":300}]},\"status\":{}}"
 
-static struct config cfg;
-
-static int setup(void **state)
-{
-	char err[128];
-
-	(void)state;
-	if (config_init(&cfg) || config_check(&cfg, err, sizeof(err)))
-		return -1;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	config_release(&cfg);
-	return 0;
-}
-
 /* Runs body through review_handlen; returns the parsed JSON answer or NULL. */
 static json_t *run(const char *body, struct review_answer *ans)
 {
@@ -155,7 +129,7 @@ static void test_review__not_a_review(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+	for (i = 0; i < NELEM(bodies); i++) {
 		struct review_answer ans;
 
 		assert_null(run(bodies[i][0], &ans));
@@ -246,7 +220,7 @@ static void test_review__allowed_unchanged(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+	for (i = 0; i < NELEM(bodies); i++) {
 		struct review_answer ans;
 		json_t *out = run(bodies[i], &ans), *r;
 
@@ -277,7 +251,7 @@ static void test_review__bad_object(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(objects) / sizeof(objects[0]); i++) {
+	for (i = 0; i < NELEM(objects); i++) {
 		struct review_answer ans;
 		json_t *out = run(objects[i], &ans), *r, *status;
 
@@ -477,5 +451,6 @@ int main(void)
 		cmocka_unit_test(test_review__pod_out_of_memory),
 	};
 
-	return cmocka_run_group_tests_name("review", tests, setup, teardown);
+	return cmocka_run_group_tests_name("review", tests, test_config_setup,
+					   test_config_teardown);
 }

@@ -1,0 +1,120 @@
+/*
+ * test.h - what the cmocka programs share: the headers cmocka needs, the
+ * size of a table, expectations that count instead of stopping, a file
+ * reader, a JSON loader for test inputs, and a group fixture holding the
+ * built-in config.
+ *
+ * Everything here is a macro or a static inline function, so that each
+ * program takes what it uses and nothing else.
+ */
+#ifndef TEST_H
+#define TEST_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+/* The number of elements of an array (not of a pointer). */
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * Prints a mismatch and counts it in `failures`, an int the test file
+ * defines, without stopping: a table-driven test shows every failing row
+ * in one run, then asserts that failures is 0.
+ */
+#define EXPECT(cond, ...)                                                     \
+	do {                                                                  \
+		if (!(cond)) {                                                \
+			print_error("%s:%d: ", __FILE__, __LINE__);           \
+			print_error(__VA_ARGS__);                             \
+			print_error("\n");                                    \
+			failures++;                                           \
+		}                                                             \
+	} while (0)
+
+/*
+ * Reads the file at path whole.  Returns its bytes with a NUL after them
+ * and their number in *len (the caller frees them), or NULL when the file
+ * cannot be opened; a failure after the open fails the test.
+ */
+static inline char *test_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *data;
+	long n;
+
+	if (!f)
+		return NULL;
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	assert_true(n >= 0);
+	rewind(f);
+	data = malloc((size_t)n + 1);
+	assert_non_null(data);
+	assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	data[n] = '\0';
+	*len = (size_t)n;
+	return data;
+}
+
+/*
+ * Parses text, a JSON input written in the test, as the webhook parses a
+ * request (duplicate keys refused, \u0000 allowed).  Returns a new
+ * reference; text that does not parse fails the test with jansson's
+ * message.
+ */
+static inline json_t *test_json(const char *text)
+{
+	json_error_t jerr;
+	json_t *v = json_loads(text, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
+			       &jerr);
+
+	if (!v)
+		fail_msg("bad test JSON: %s (line %d, column %d)", jerr.text,
+			 jerr.line, jerr.column);
+	return v;
+}
+
+#ifdef TEST_GROUP_CONFIG
+/*
+ * A program that defines TEST_GROUP_CONFIG before it includes this header
+ * gets `cfg`, the built-in config that main() uses without --config, made
+ * by test_config_setup() and taken back by test_config_teardown(): pass
+ * both to cmocka_run_group_tests_name().
+ */
+#include "config.h"
+
+static struct config cfg;
+
+static int test_config_setup(void **state)
+{
+	char err[128];
+
+	(void)state;
+	if (config_init(&cfg))
+		return -1;
+	if (config_check(&cfg, err, sizeof(err))) {
+		print_error("built-in config refused: %s\n", err);
+		config_release(&cfg);
+		return -1;
+	}
+	return 0;
+}
+
+static int test_config_teardown(void **state)
+{
+	(void)state;
+	config_release(&cfg);
+	return 0;
+}
+#endif
+
+#endif /* TEST_H */
