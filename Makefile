@@ -79,8 +79,8 @@ LIBSO := $(BUILD)/libvgpu.so
 APPA := $(BUILD)/libwebhook.a
 PC := $(BUILD)/vgpu.pc
 
-.PHONY: all deps build run test check unit fixtures asan valgrind install \
-	clean
+.PHONY: all deps build run test check unit fixtures asan valgrind \
+	arena-canary install clean
 .DEFAULT_GOAL := all
 
 all: build
@@ -143,17 +143,35 @@ fixtures: $(BIN)
 	@VGPU_WEBHOOK="$(TEST_WRAPPER) $(BIN)" FIXTURES_JOBS=$(FIXTURES_JOBS) \
 		$(PYTHON) tests/fixtures/run.py
 
+# memcheck must see into the arena: the canary reads a freed value and a
+# value taken back by arena_end(), and both reads must be reported.
+CANARY := $(BUILD)/tests/arena_canary
+$(CANARY): tests/unit/arena_canary.c $(CANARY).d $(APPA) $(LIBA)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(APPA) $(LIBA) $(PKG_LIBS) -lpthread \
+		$(LDLIBS)
+
+arena-canary: $(CANARY)
+	@valgrind --error-exitcode=99 $(CANARY) >$(CANARY).log 2>&1; rc=$$?; \
+	n=$$(grep -c "Invalid read of size" $(CANARY).log); \
+	if [ $$rc -ne 99 ] || [ $$n -ne 2 ]; then cat $(CANARY).log; \
+		echo "arena canary: memcheck reported $$n of the 2 reads into" \
+			"the arena (exit $$rc)"; exit 1; fi; \
+	echo "arena canary: memcheck reported the 2 reads into the arena"
+
 # Every suite under ASan and UBSan, in its own build folder.
 asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan SANITIZE=1 unit fixtures
 
-# Unit tests and the fixture corpus under valgrind memcheck.
+# Unit tests and the fixture corpus under valgrind memcheck, with the
+# arena on (as in production), and the arena canary.
 VALGRIND = valgrind -q --error-exitcode=99 --leak-check=full \
 	--show-leak-kinds=definite,indirect,possible \
 	--errors-for-leak-kinds=definite,indirect,possible
 valgrind:
 	@$(MAKE) --no-print-directory BUILD=build/vg OPT='-O1 -g' \
-		TEST_WRAPPER='$(VALGRIND)' FIXTURES_JOBS=2 unit fixtures
+		TEST_WRAPPER='$(VALGRIND)' FIXTURES_JOBS=2 unit fixtures \
+		arena-canary
 
 # Parts that live with their own folders add targets to TEST_TARGETS.
 TEST_TARGETS := unit fixtures
@@ -187,6 +205,7 @@ clean:
 
 # The header dependencies that -MMD wrote.  An output whose .d file is
 # missing (an old build folder) is built again, which writes it.
--include $(LIB_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_BIN:=.d)
+-include $(LIB_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_BIN:=.d) \
+	$(CANARY).d
 $(BUILD)/%.d: ;
 .PRECIOUS: $(BUILD)/%.d

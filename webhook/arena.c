@@ -6,6 +6,15 @@
  * chunk is kept between requests, so a typical review allocates nothing
  * from malloc() for its values; the larger ones are freed by arena_end().
  * A pthread key frees the arena when its thread exits.
+ *
+ * Under valgrind, memcheck cannot tell the pieces of a chunk apart: to it
+ * a chunk is one malloc() block, all of it readable.  Each arena is
+ * therefore described to memcheck as a memory pool: a piece handed out is
+ * a block of the pool, a piece freed or taken back by arena_end() is no
+ * longer addressable, and the unused rest of a chunk never was.  So a read
+ * of a value after its free or after arena_end() is reported as with
+ * malloc().  The client requests cost a few instructions outside valgrind;
+ * without valgrind's header (memcheck.h) they are left out.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -15,6 +24,21 @@
 #include <jansson.h>
 
 #include "arena.h"
+
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define ARENA_MEMCHECK 1
+#endif
+#endif
+
+#ifndef ARENA_MEMCHECK
+#define VALGRIND_CREATE_MEMPOOL(pool, redzone, zeroed) ((void)0)
+#define VALGRIND_DESTROY_MEMPOOL(pool) ((void)0)
+#define VALGRIND_MEMPOOL_ALLOC(pool, p, n) ((void)0)
+#define VALGRIND_MEMPOOL_FREE(pool, p) ((void)0)
+#define VALGRIND_MAKE_MEM_NOACCESS(p, n) ((void)0)
+#endif
 
 #if defined(__SANITIZE_ADDRESS__)
 #define VGPU_NO_ARENA 1
@@ -65,12 +89,18 @@ static struct chunk *chunk_new(size_t size, struct chunk *next)
 	c->base = (char *)(c + 1);
 	c->size = size;
 	c->used = 0;
+	VALGRIND_MAKE_MEM_NOACCESS(c->base, size);
 	return c;
 }
 
-/* Frees every chunk but the first, and empties that one. */
+/*
+ * Frees every chunk but the first, and empties that one.  For memcheck,
+ * the pool loses its blocks before the chunks go back to malloc(), and the
+ * first chunk is unused memory again.
+ */
 static void arena_reset(struct arena *a)
 {
+	VALGRIND_DESTROY_MEMPOOL(a);
 	while (a->head && a->head->next) {
 		struct chunk *c = a->head;
 
@@ -80,7 +110,9 @@ static void arena_reset(struct arena *a)
 	if (a->head) {
 		a->head->used = 0;
 		a->total = a->head->size;
+		VALGRIND_MAKE_MEM_NOACCESS(a->head->base, a->head->size);
 	}
+	VALGRIND_CREATE_MEMPOOL(a, 0, 0);
 }
 
 static void arena_destroy(void *p)
@@ -90,6 +122,7 @@ static void arena_destroy(void *p)
 	if (!a)
 		return;
 	arena_reset(a);
+	VALGRIND_DESTROY_MEMPOOL(a);
 	free(a->head);
 	free(a);
 }
@@ -105,18 +138,18 @@ static bool owns(const struct arena *a, const void *p)
 	return false;
 }
 
-static void *arena_malloc(size_t n)
+static void *arena_malloc(size_t want)
 {
 	struct arena *a = mine;
 	struct chunk *c;
-	size_t size;
+	size_t size, n;
 	void *p;
 
 	if (!a || !a->active)
-		return malloc(n);
-	if (n > SIZE_MAX / 4)
+		return malloc(want);
+	if (want > SIZE_MAX / 4)
 		return NULL;
-	n = n ? (n + ALIGN - 1) & ~(ALIGN - 1) : ALIGN;
+	n = want ? (want + ALIGN - 1) & ~(ALIGN - 1) : ALIGN;
 	c = a->head;
 	if (n > c->size - c->used) {
 		size = c->size * 2;
@@ -129,6 +162,8 @@ static void *arena_malloc(size_t n)
 	}
 	p = c->base + c->used;
 	c->used += n;
+	/* The padding up to ALIGN stays unaddressable. */
+	VALGRIND_MEMPOOL_ALLOC(a, p, want);
 	return p;
 }
 
@@ -137,8 +172,12 @@ static void arena_free(void *p)
 {
 	struct arena *a = mine;
 
-	if (!p || (a && a->active && owns(a, p)))
+	if (!p)
 		return;
+	if (a && a->active && owns(a, p)) {
+		VALGRIND_MEMPOOL_FREE(a, p);
+		return;
+	}
 	free(p);
 }
 
@@ -170,6 +209,7 @@ int arena_begin(void)
 			free(a);
 			return -1;
 		}
+		VALGRIND_CREATE_MEMPOOL(a, 0, 0);
 		mine = a;
 	}
 	a->active = true;

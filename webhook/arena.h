@@ -19,7 +19,9 @@
  *
  * Under AddressSanitizer the arena is off, and every value is a malloc()
  * of its own that the sanitizer checks; -DVGPU_NO_ARENA turns it off in any
- * build.  The valgrind suite runs with the arena on, as in production.
+ * build.  The valgrind suite runs with the arena on, as in production:
+ * memcheck sees each value as a block of its own (arena.c tells it), and
+ * tests/unit/arena_canary.c checks that it does.
  */
 #ifndef ARENA_H
 #define ARENA_H
