@@ -12,6 +12,10 @@
 # BUILD=build/asan), WERROR=0 (drop -Werror), CC, OPT (the project's
 # optimisation flags), and the usual CPPFLAGS, CFLAGS and LDFLAGS, which
 # come after the project's own flags (make CFLAGS=-O0 builds unoptimised).
+# The Python suites run under pytest: PYTEST_FLAGS (default -q; -v lists
+# every test), FIXTURES_JOBS=N (cases at a time, pytest-xdist), and
+# ALLOW_SKIP=1, which lets a suite pass with tests that could not run for a
+# missing tool (by default each prints SKIP and fails the suite).
 
 CC ?= cc
 BUILD ?= build
@@ -21,6 +25,8 @@ WERROR ?= 1
 SANITIZE ?= 0
 PYTHON ?= /usr/bin/python3
 FIXTURES_JOBS ?= 1
+PYTEST_FLAGS ?= -q
+ALLOW_SKIP ?= 0
 
 VERSION := $(shell sed -n 's/^\#define VGPU_VERSION "\(.*\)"/\1/p' lib/vgpu.h)
 
@@ -134,14 +140,18 @@ $(BUILD)/tests/test_review: TEST_LDFLAGS = \
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do $(TEST_WRAPPER) $$t; done
 
-# The recorded AdmissionReview corpus, judged by an independent JSON Patch
-# implementation (python3-jsonpatch).
+PYTEST = $(PYTHON) -m pytest $(PYTEST_FLAGS) \
+	$(if $(filter 1,$(ALLOW_SKIP)),,--fail-on-skip)
+
+# The recorded AdmissionReview corpus, judged by independent JSON Patch
+# implementations (python3-jsonpatch, and evanphx/json-patch in Go): first
+# the corpus itself (--lint), then the binary on each case.
 fixtures: $(BIN)
-	@$(PYTHON) tests/fixtures/run.py --lint >$(BUILD)/fixtures-lint.log || \
+	@$(PYTEST) tests/fixtures/run.py --lint >$(BUILD)/fixtures-lint.log || \
 		{ cat $(BUILD)/fixtures-lint.log; exit 1; }
-	@tail -n 1 $(BUILD)/fixtures-lint.log
-	@VGPU_WEBHOOK="$(TEST_WRAPPER) $(BIN)" FIXTURES_JOBS=$(FIXTURES_JOBS) \
-		$(PYTHON) tests/fixtures/run.py
+	@echo "fixtures lint: $$(tail -n 1 $(BUILD)/fixtures-lint.log)"
+	@VGPU_WEBHOOK="$(TEST_WRAPPER) $(BIN)" $(PYTEST) tests/fixtures/run.py \
+		$(if $(filter-out 0 1,$(FIXTURES_JOBS)),-n $(FIXTURES_JOBS))
 
 # memcheck must see into the arena: the canary reads a freed value and a
 # value taken back by arena_end(), and both reads must be reported.
