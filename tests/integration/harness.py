@@ -1,5 +1,5 @@
 """Helpers of the integration tests: certificates, the server process, TLS
-clients, Prometheus text, and the test registry.
+clients and Prometheus text.
 
 The server is the real binary (build/vgpu-webhook, or $VGPU_WEBHOOK, which
 may carry a wrapper such as valgrind), started on 127.0.0.1 with free ports
@@ -22,7 +22,6 @@ import sys
 import tempfile
 import threading
 import time
-import traceback
 import uuid
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -381,57 +380,6 @@ def assert_alive(server, ctx=None):
     """The server still answers a good review on a new connection."""
     review = good_review()
     check_good_answer(*server.post(review, ctx=ctx), review)
-
-
-# --------------------------------------------------------------------------
-# Registry and report
-
-
-class Results:
-    def __init__(self):
-        self.passed = 0
-        self.failed = 0
-        self.lock = threading.Lock()
-
-    def ok(self, name, note=""):
-        with self.lock:
-            self.passed += 1
-        print("ok    %s%s" % (name, ("  (%s)" % note) if note else ""),
-              flush=True)
-
-    def fail(self, name, why):
-        why = cut(why)
-        with self.lock:
-            self.failed += 1
-        print("FAIL  %s\n      %s" % (name, why.replace("\n", "\n      ")),
-              flush=True)
-
-
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
-
-def run_tests(results, env, names):
-    for fn in TESTS:
-        name = fn.__name__[len("test_"):]
-        if names and not any(name.startswith(n) for n in names):
-            continue
-        t0 = time.monotonic()
-        try:
-            note = fn(env, results)
-        except Exception as e:  # noqa: BLE001 - a test failure of any kind
-            detail = "".join(traceback.format_exception_only(type(e), e)).strip()
-            tb = traceback.extract_tb(e.__traceback__)
-            where = ["%s:%d" % (os.path.basename(f.filename), f.lineno)
-                     for f in tb if f.filename.endswith(("run.py", "harness.py"))]
-            results.fail(name, "%s (at %s)" % (detail, " <- ".join(reversed(where))))
-            continue
-        if note is not False:
-            results.ok(name, note or "%.1f s" % (time.monotonic() - t0))
 
 
 def temp_dir(prefix):
