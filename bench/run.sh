@@ -47,6 +47,11 @@ done
 for f in "$BIN" "$GOREF" "$HANDSHAKE" "$CORE"; do
 	[ -x "$f" ] || { echo "bench: '$f' is not an executable" >&2; exit 1; }
 done
+# A profile asked for and impossible: said at once, not after the run.
+if [ "${BENCH_PROFILE:-0}" = 1 ] && ! command -v perf >/dev/null; then
+	echo "SKIP profile: BENCH_PROFILE=1 needs perf (Debian package linux-perf)"
+	exit 1
+fi
 if [ "$(nproc)" -lt 2 ]; then
 	echo "bench: only one core: the server and the load share it" >&2
 	CCPU=$SCPU
@@ -307,21 +312,17 @@ for r in $(seq "$ROUNDS"); do
 	done
 done
 if [ "${BENCH_PROFILE:-0}" = 1 ]; then
-	if command -v perf >/dev/null; then
-		echo "== profile of vgpu-webhook, typical pod, 16 connections: $OUT/profile.txt"
-		use ours
-		perf record -q -e cpu-clock -p "$OURS_PID" -o "$OUT/perf.data" \
-			-- sleep "$DUR" 2>/dev/null &
-		perf_pid=$!
-		load profile ours typical 16 "$DUR"
-		wait "$perf_pid" || true
-		perf report -i "$OUT/perf.data" --stdio --sort dso,sym \
-			--percent-limit 0.5 2>/dev/null | grep -v '^#' |
-			grep -v '^$' >"$OUT/profile.txt" || true
-		head -n 40 "$OUT/profile.txt"
-	else
-		echo "bench: BENCH_PROFILE=1 needs perf (Debian package linux-perf)" >&2
-	fi
+	echo "== profile of vgpu-webhook, typical pod, 16 connections: $OUT/profile.txt"
+	use ours
+	perf record -q -e cpu-clock -p "$OURS_PID" -o "$OUT/perf.data" \
+		-- sleep "$DUR" 2>/dev/null &
+	perf_pid=$!
+	load profile ours typical 16 "$DUR"
+	wait "$perf_pid" || true
+	perf report -i "$OUT/perf.data" --stdio --sort dso,sym \
+		--percent-limit 0.5 2>/dev/null | grep -v '^#' |
+		grep -v '^$' >"$OUT/profile.txt" || true
+	head -n 40 "$OUT/profile.txt"
 fi
 echo "== minimal review (a ConfigMap, allowed unchanged), 16 connections: the floor"
 for r in 1 2; do
