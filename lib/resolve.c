@@ -1,6 +1,6 @@
 /*
- * resolve.c - one container's request for one device family (SPEC section
- * 3, steps 1 to 5).
+ * resolve.c - one container's request for one device family
+ * (docs/behaviour.md §3.1 to §3.5).
  */
 #include <stdio.h>
 #include <string.h>
@@ -133,7 +133,7 @@ static bool bytes_hint(const struct vgpu_pair *pair, int64_t *hint)
 }
 
 /*
- * Step 2 for one effective value: whole, in range, and for memory not
+ * §3.2 for one effective value: whole, in range, and for memory not
  * written as bytes.  parsed is false when the parser found the value too
  * large for int64.  Returns 0 and sets *value, or records an error.
  */
@@ -215,7 +215,7 @@ static void add_conflict(struct vgpu_errors *errs, const char *mem_key,
 }
 
 /*
- * Steps 1 and 2 for one resource: the effective value is the limit, or the
+ * §3.1 and §3.2 for one resource: the effective value is the limit, or the
  * request when there is no limit; a request that differs from its limit is
  * an error.  A value too large for int64 (VGPU_ERANGE from the parser) is
  * reported by check() as out of range.  Returns 0 and sets *value, or a
@@ -310,7 +310,7 @@ int vgpu_resolve(const struct vgpu_family *f, const struct vgpu_pair *limits,
 		return first;
 	}
 
-	/* Step 3 and 4: is this a vGPU container of the family? */
+	/* §3.3 and §3.4: is this a vGPU container of the family? */
 	if (r.present & VGPU_BIT(VGPU_COUNT)) {
 		r.kind = r.value[VGPU_COUNT] ? VGPU_KIND_SHARED : VGPU_KIND_ZERO;
 	} else if (r.present & (VGPU_BIT(VGPU_MEMORY) |
@@ -329,7 +329,7 @@ int vgpu_resolve(const struct vgpu_family *f, const struct vgpu_pair *limits,
 		r.kind = VGPU_KIND_NONE;
 	}
 
-	/* Step 5: memory and cores of a vGPU container. */
+	/* §3.5: memory and cores of a vGPU container. */
 	if (r.kind == VGPU_KIND_SHARED) {
 		if (!(r.present & (VGPU_BIT(VGPU_MEMORY) |
 				   VGPU_BIT(VGPU_MEMORY_PERCENTAGE)))) {

@@ -155,7 +155,7 @@ enum vgpu_resource {
 
 #define VGPU_BIT(res) (1u << (res))
 
-/* Largest values (SPEC section 3, step 2; section 2 for the defaults). */
+/* Largest values (docs/behaviour.md §3.2; §2 for the defaults). */
 #define VGPU_MAX_COUNT INT64_C(2147483647)
 #define VGPU_MAX_MEMORY INT64_C(1048576)
 #define VGPU_MAX_PERCENTAGE INT64_C(100)
@@ -176,7 +176,7 @@ struct vgpu_family {
 	int64_t default_cores;   /* 0..100; 0: no fixed default */
 };
 
-/* The built-in NVIDIA family (SPEC section 2). */
+/* The built-in NVIDIA family (docs/behaviour.md §2, #s2-devices). */
 extern const struct vgpu_family vgpu_family_nvidia;
 
 /* The configuration key of a resource name, "resourceCountName" and so on. */
@@ -225,7 +225,7 @@ int vgpu_family_check(const struct vgpu_family *f, struct vgpu_error *err)
 	VGPU_WUR;
 
 /* ------------------------------------------------------------------------
- * Resolving one container (SPEC section 3, steps 1 to 5)
+ * Resolving one container (docs/behaviour.md §3.1 to §3.5)
  */
 
 /* A resource entry of a container: key and value text, both borrowed. */
@@ -249,8 +249,8 @@ enum vgpu_kind {
  *  - present: bit VGPU_BIT(res) is set when res has a value, given or
  *    defaulted; value[res] holds it then (and is 0 otherwise).
  *  - copied: keys that had a request and no limit; the request's text is
- *    to be copied into limits unchanged (step 1).
- *  - defaulted: keys set by step 3 or 5; their text is the decimal value.
+ *    to be copied into limits unchanged (behaviour §3.1).
+ *  - defaulted: keys set by §3.3 or §3.5; their text is the decimal value.
  *  - Neither copied nor defaulted keys are set for VGPU_KIND_SKIPPED: the
  *    family's keys are left alone.
  */

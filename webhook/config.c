@@ -94,7 +94,7 @@ static void devices_free(struct device *devices, size_t n)
 	free(devices);
 }
 
-/* The built-in NVIDIA family of SPEC section 2. */
+/* The built-in NVIDIA family of docs/behaviour.md §2 (#s2-devices). */
 static int device_init_nvidia(struct device *d)
 {
 	const struct vgpu_family *nv = &vgpu_family_nvidia;

@@ -1,6 +1,6 @@
 /*
- * config.h - the policy configuration (SPEC section 2): built-in defaults,
- * the JSON file, the common flags, and their validation.
+ * config.h - the policy configuration (docs/behaviour.md §2): built-in
+ * defaults, the JSON file, the common flags, and their validation.
  *
  * Life cycle: config_init() fills the built-in defaults; config_load_file()
  * replaces what the file gives; config_set_flag() overrides single keys;

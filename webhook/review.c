@@ -1,5 +1,6 @@
 /*
- * review.c - AdmissionReview in, AdmissionReview out (SPEC section 5).
+ * review.c - AdmissionReview in, AdmissionReview out (docs/behaviour.md
+ * §5).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -120,8 +121,8 @@ static bool is_string(const json_t *v, const char *lit)
 }
 
 /*
- * Whether the request is a Pod CREATE without subresource (SPEC section 4
- * step 1); anything else is allowed unchanged.
+ * Whether the request is a Pod CREATE without subresource (behaviour
+ * §4.1); anything else is allowed unchanged.
  */
 static bool is_pod_create(const json_t *request)
 {
