@@ -1539,6 +1539,26 @@ def dockerignore_included(path, patterns):
 
 
 @checks
+def test_service_port(helm):
+    """service.port moves the Service's HTTPS port and the port that the
+    webhook's clientConfig names together; the container port stays 9443."""
+    T.section("service.port")
+    r = render("service-port", sets=["service.port=18443"])
+    if not r:
+        return
+    ref = r.one("MutatingWebhookConfiguration")["webhooks"][0]["clientConfig"]["service"]
+    https = [p for p in r.one("Service")["spec"]["ports"] if p["name"] == "https"]
+    _, c = webhook_container(r)
+    T.check("service-port: clientConfig and Service port 18443 reach container port 9443",
+            ref.get("port") == 18443 and len(https) == 1 and https[0]["port"] == 18443
+            and container_port(c, https[0]["targetPort"]) == 9443, (ref, https))
+    for bad in ("0", "65536", "https"):
+        rc, _, err = helm_template(sets=[f"service.port={bad}"])
+        T.check(f"service-port: refused service.port={bad}", rc != 0 and "port" in err,
+                err.strip())
+
+
+@checks
 def test_dockerfile():
     T.section("Dockerfile")
     stages = dockerfile_stages()
