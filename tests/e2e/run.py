@@ -33,6 +33,7 @@ Exits 1 when a test failed or something the suite needs is missing.
 
 import base64
 import ctypes
+import fcntl
 import json
 import os
 import re
@@ -53,13 +54,19 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-OUT = os.path.abspath(os.environ.get("E2E_OUT", os.path.join(ROOT, "build", "e2e")))
-BIN = os.path.abspath(os.environ.get("VGPU_WEBHOOK", os.path.join(ROOT, "build", "vgpu-webhook")))
-KUBECTL = os.environ.get("KUBECTL", os.path.join(ROOT, "build", "tools", "kubectl"))
-HELM = os.environ.get("HELM", os.path.join(ROOT, "build", "tools", "helm"))
+
+
+def _path(var, *default):
+    return os.path.abspath(os.environ.get(var) or os.path.join(ROOT, *default))
+
+
+OUT = _path("E2E_OUT", "build", "e2e")
+BIN = _path("VGPU_WEBHOOK", "build", "vgpu-webhook")
+KUBECTL = _path("KUBECTL", "build", "tools", "kubectl")
+HELM = _path("HELM", "build", "tools", "helm")
 ETCD = os.environ.get("ETCD") or shutil.which("etcd") or "/usr/bin/etcd"
 APISERVER = os.environ.get("KUBE_APISERVER", "")
-CASES = os.path.abspath(os.environ.get("E2E_CASES", os.path.join(ROOT, "tests", "fixtures", "cases")))
+CASES = _path("E2E_CASES", "tests", "fixtures", "cases")
 CHART = os.path.join(ROOT, "charts", "vgpu-webhook")
 GEN_CERTS = os.path.join(ROOT, "certs", "gen-certs.sh")
 
@@ -280,6 +287,7 @@ def stop_all():
 
 
 def on_signal(signum, _frame):
+    print(f"e2e: {signal.Signals(signum).name}; stopping everything it started")
     raise SystemExit(128 + signum)
 
 
@@ -836,6 +844,10 @@ def is_defaulted(pod):
                 json.dumps(GPU_TOLERATION, sort_keys=True)) == 1)
 
 
+# How kubectl shows a denial's status code.
+DENIAL_SHOWN = {403: "Error from server (Forbidden)", 422: "The request is invalid",
+                400: "Error from server (BadRequest)"}
+
 DEFAULT_WARNING = 'container "cuda": set nvidia.com/gpumem=5000 (defaultMemory)'
 
 
@@ -931,6 +943,8 @@ class Suite:
         cl = self.cl
         pods = [c for c in self.cases if c.is_pod_create]
         others = len(self.cases) - len(pods)
+        if not pods:
+            raise Skip(f"no Pod CREATE case in {CASES}")
         groups = {}
         for c in pods:
             groups.setdefault(c.group, []).append(c)
@@ -951,7 +965,8 @@ class Suite:
             for c, view in runnable:
                 self.corpus_case(t, c, view, counts)
         cl.start_webhook(self.chart_config)
-        t.summary = (f"{len(pods)} Pod CREATE cases from {os.path.relpath(CASES, ROOT)} "
+        where = os.path.relpath(CASES, ROOT) if CASES.startswith(ROOT + os.sep) else CASES
+        t.summary = (f"{len(pods)} Pod CREATE cases from {where} "
                      f"through kubectl create, {len(groups)} webhook configurations: "
                      f"{counts['allowed']} admitted, {counts['denied']} denied, "
                      f"{counts['warned']} with warnings; {counts['decode']} refused by the "
@@ -1006,6 +1021,10 @@ class Suite:
             t.check(rc != 0, f"{c.name}: kubectl create is refused")
             t.contains(err, f'admission webhook "{WEBHOOK_NAME}" denied the request',
                        f"{c.name}: refused by the webhook")
+            # The webhook's status code reaches the client.
+            shown = DENIAL_SHOWN.get(c.expect.get("code"))
+            if shown:
+                t.contains(err, shown, f"{c.name}: kubectl shows code {c.expect.get('code')}")
             for piece in c.expect.get("message_contains") or []:
                 # The API server hands the webhook canonical quantities: a
                 # manifest's 1.5 is 1500m in the message.
@@ -1026,8 +1045,8 @@ class Suite:
         if not t.check(rc == 0, "kubectl create --dry-run=server succeeds", err.strip()):
             return
         shown = yaml.safe_load(out)
-        t.check(is_defaulted(shown), "the YAML shows the defaults (gpumem 5k, scheduler, toleration)",
-                shown.get("spec"))
+        t.check(is_defaulted(shown),
+                "the YAML shows the defaults (gpumem 5k, scheduler, toleration)", shown.get("spec"))
         t.equal(limits_of(shown).get("nvidia.com/gpumem"), "5k",
                 "the API server shows 5000 as 5k")
         t.equal(kubectl_warnings(err), [DEFAULT_WARNING], "kubectl prints the warning")
@@ -1359,8 +1378,17 @@ class Suite:
                 rc, _, err = cl.kubectl(["apply", "--dry-run=server", "-f", "-"], stdin=text)
                 t.check(rc == 0, "selfSigned mode: the Secret passes", err.strip())
                 checked.append("Secret")
+        # matchConditions came in 1.28.  kubectl checks the schema itself
+        # against a 1.20 server (which has no field validation of its own)
+        # and finds the field unknown; the server alone would drop it.
+        for kind, text, obj in split_docs(self.render("webhook.matchConditions.enabled=true",
+                                                      kube="1.28.0")):
+            if kind == "MutatingWebhookConfiguration":
+                rc, _, err = cl.kubectl(["apply", "--dry-run=server", "-f", "-"], stdin=text)
+                t.check(rc != 0 and 'unknown field "matchConditions"' in err,
+                        "1.20 does not know matchConditions", err.strip())
         t.skip("webhook.matchConditions", "matchConditions came in Kubernetes 1.28; 1.20 "
-               "drops the field, so it cannot check the chart's CEL expression")
+               "does not know the field, so it cannot check the chart's CEL expression")
 
         # The chart's selectors, on the namespaces the suite labelled.
         rc, got, err = create(cl, gpu_pod("excluded", RELEASE_NS))
@@ -1532,6 +1560,16 @@ def main(argv):
         print(f"0 passed, {len(tests)} failed")
         return 1
 
+    # One run at a time per build folder: a second one would remove the
+    # first one's files.
+    os.makedirs(os.path.dirname(OUT), exist_ok=True)
+    lock = open(OUT + ".lock", "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        print(f"FAIL setup: another e2e run is using {os.path.relpath(OUT, ROOT)}/")
+        print(f"0 passed, {len(tests)} failed")
+        return 1
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT)
     cases = load_cases(CASES)
@@ -1548,11 +1586,14 @@ def main(argv):
             cl.make_certs(ids)
             cl.start_etcd()
             cl.start_apiserver()
-            rc, out, _ = cl.kubectl(["version", "-o", "json"])
+            rc, out, err = cl.kubectl(["version", "-o", "json"])
             server = json.loads(out).get("serverVersion", {}).get("gitVersion") if rc == 0 else "?"
             print(f"e2e: kube-apiserver {server} on 127.0.0.1:{cl.api_port}, etcd on "
                   f":{cl.etcd_port}, webhook on :{cl.webhook_port} (logs in "
                   f"{os.path.relpath(OUT, ROOT)}/)")
+            for line in err.splitlines():
+                if line.strip():
+                    print(f"e2e: note: kubectl version says: {line.strip()}")
             print("e2e: note: 1.20 does not set the kubernetes.io/metadata.name label "
                   "(1.21 does); the suite labels its namespaces itself")
             suite.bootstrap(runtime_classes(cases),
@@ -1567,7 +1608,11 @@ def main(argv):
             t = Test(number, name)
             t0 = time.time()
             try:
-                if suite.cl.webhook is None:
+                for proc in (cl.etcd, cl.apiserver):
+                    if proc is None or not proc.alive():
+                        raise RuntimeError(f"{proc.name if proc else 'a process'} is not "
+                                           f"running (see {os.path.relpath(OUT, ROOT)}/)")
+                if cl.webhook is None or not cl.webhook.alive():
                     suite.start_chart_webhook()
                 fn(suite, t)
             except Skip as e:
