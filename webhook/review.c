@@ -51,34 +51,20 @@ void review_answer_release(struct review_answer *ans)
  * What review_handlen() decodes of a body (pick.h): the envelope fields it
  * reads, and of the object what the policy reads.
  */
-static const struct pick_field kind_fields[] = {
-	PICK_FIELD("group", &pick_all),
-	PICK_FIELD("kind", &pick_all),
-	PICK_END,
-};
-static const struct pick_rule kind_rule = {
-	PICK_OBJECT, kind_fields, NULL, NULL
-};
-static const struct pick_field request_fields[] = {
-	PICK_FIELD("uid", &pick_all),
-	PICK_FIELD("kind", &kind_rule),
-	PICK_FIELD("subResource", &pick_all),
-	PICK_FIELD("operation", &pick_all),
-	PICK_FIELD("namespace", &pick_all),
-	PICK_FIELD("object", &pod_rule),
-	PICK_END,
-};
-static const struct pick_rule request_rule = {
-	PICK_OBJECT, request_fields, NULL, NULL
-};
-static const struct pick_field review_fields[] = {
-	PICK_FIELD("apiVersion", &pick_all),
-	PICK_FIELD("kind", &pick_all),
-	PICK_FIELD("request", &request_rule),
-	PICK_END,
-};
 static const struct pick_rule review_rule = {
-	PICK_OBJECT, review_fields, NULL, NULL
+	PICK_OBJECT, PICK_FIELDS(
+		PICK_FIELD("apiVersion", &pick_all),
+		PICK_FIELD("kind", &pick_all),
+		PICK_FIELD("request", PICK_OBJ(
+			PICK_FIELD("uid", &pick_all),
+			PICK_FIELD("kind", PICK_OBJ(
+				PICK_FIELD("group", &pick_all),
+				PICK_FIELD("kind", &pick_all))),
+			PICK_FIELD("subResource", &pick_all),
+			PICK_FIELD("operation", &pick_all),
+			PICK_FIELD("namespace", &pick_all),
+			PICK_FIELD("object", &pod_rule)))),
+	NULL, NULL
 };
 
 /* Sets a text answer (400 or 500): one line, masked.  Returns -1. */
