@@ -511,60 +511,67 @@ out:
  * Flags
  */
 
-int config_set_flag(struct config *cfg, const char *name, const char *value,
-		    char *err, size_t errlen)
+int config_set_scheduler_name(struct config *cfg, const char *what,
+			      const char *value, char *err, size_t errlen)
 {
-	static const struct {
-		const char *flag;
-		const char *key;
-		int64_t max;
-		size_t offset;
-	} numbers[] = {
-		{ "default-gpu-num", "defaultGPUNum", VGPU_MAX_COUNT,
-		  offsetof(struct vgpu_family, default_gpu_num) },
-		{ "default-mem", "defaultMemory", VGPU_MAX_MEMORY,
-		  offsetof(struct vgpu_family, default_memory) },
-		{ "default-cores", "defaultCores", VGPU_MAX_CORES,
-		  offsetof(struct vgpu_family, default_cores) },
-	};
-	size_t i;
-
-	if (!strcmp(name, "scheduler-name")) {
-		if (!vgpu_dns_subdomain_validn(value, strlen(value))) {
-			fail(err, errlen,
-			     "--scheduler-name: \"%.64s\" is not a DNS-1123 subdomain",
-			     value);
-			return -1;
-		}
-		if (set_string(&cfg->scheduler_name, value)) {
-			fail(err, errlen, "out of memory");
-			return -1;
-		}
-		return 0;
+	if (!vgpu_dns_subdomain_validn(value, strlen(value))) {
+		fail(err, errlen, "%s: \"%.64s\" is not a DNS-1123 subdomain",
+		     what, value);
+		return -1;
 	}
-	for (i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++) {
-		uint64_t v;
-
-		if (strcmp(name, numbers[i].flag))
-			continue;
-		if (text_u64_parsen(value, strlen(value),
-				    (uint64_t)numbers[i].max, &v)) {
-			fail(err, errlen,
-			     "--%s: \"%.64s\" is not a whole number in 0..%lld",
-			     name, value, (long long)numbers[i].max);
-			return -1;
-		}
-		if (!cfg->ndevices) {
-			fail(err, errlen,
-			     "--%s: the configuration has no device family",
-			     name);
-			return -1;
-		}
-		*(int64_t *)((char *)&cfg->devices[0].family +
-			     numbers[i].offset) = (int64_t)v;
-		return 0;
+	if (set_string(&cfg->scheduler_name, value)) {
+		fail(err, errlen, "out of memory");
+		return -1;
 	}
-	return 1;
+	return 0;
+}
+
+/*
+ * Sets the int64_t at offset in the first device family to value, a whole
+ * number in 0..max.  Returns 0, or -1 with a message that begins with what.
+ */
+static int set_first_family(struct config *cfg, size_t offset, int64_t max,
+			    const char *what, const char *value, char *err,
+			    size_t errlen)
+{
+	uint64_t v;
+
+	if (text_u64_parsen(value, strlen(value), (uint64_t)max, &v)) {
+		fail(err, errlen, "%s: \"%.64s\" is not a whole number in 0..%lld",
+		     what, value, (long long)max);
+		return -1;
+	}
+	if (!cfg->ndevices) {
+		fail(err, errlen, "%s: the configuration has no device family",
+		     what);
+		return -1;
+	}
+	*(int64_t *)((char *)&cfg->devices[0].family + offset) = (int64_t)v;
+	return 0;
+}
+
+int config_set_default_gpu_num(struct config *cfg, const char *what,
+			       const char *value, char *err, size_t errlen)
+{
+	return set_first_family(cfg,
+				offsetof(struct vgpu_family, default_gpu_num),
+				VGPU_MAX_COUNT, what, value, err, errlen);
+}
+
+int config_set_default_memory(struct config *cfg, const char *what,
+			      const char *value, char *err, size_t errlen)
+{
+	return set_first_family(cfg,
+				offsetof(struct vgpu_family, default_memory),
+				VGPU_MAX_MEMORY, what, value, err, errlen);
+}
+
+int config_set_default_cores(struct config *cfg, const char *what,
+			     const char *value, char *err, size_t errlen)
+{
+	return set_first_family(cfg,
+				offsetof(struct vgpu_family, default_cores),
+				VGPU_MAX_CORES, what, value, err, errlen);
 }
 
 /* ------------------------------------------------------------------------
