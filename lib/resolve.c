@@ -43,37 +43,12 @@ static const struct vgpu_pair *find(const struct vgpu_pair *pairs, size_t n,
 }
 
 /*
- * Copies s[0..len) into dst[0..size) without control bytes (C0, DEL and the
- * UTF-8 encoded C1 range); a text that does not fit is cut and ends in
- * "...".  Never splits a UTF-8 sequence.  size is at least 4.
+ * Copies the value s[0..len) into dst[0..size) for a message: masked, and
+ * cut only where it does not fit (vgpu_mask_cutn()).
  */
 static void mask_value(char *dst, size_t size, const char *s, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, o = 0, cut = 0;
-
-	while (i < len) {
-		size_t n = p[i] >= 0xf0 ? 4 : p[i] >= 0xe0 ? 3 : p[i] >= 0xc0 ? 2 : 1;
-
-		if (n > len - i)
-			break;
-		if (p[i] < 0x20 || p[i] == 0x7f ||
-		    (n == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0)) {
-			i += n;
-			continue;
-		}
-		if (o + n >= size) {
-			memcpy(dst + cut, "...", 3);
-			o = cut + 3;
-			break;
-		}
-		memcpy(dst + o, s + i, n);
-		o += n;
-		i += n;
-		if (o + 4 <= size)
-			cut = o; /* "..." and the NUL still fit after this */
-	}
-	dst[o] = '\0';
+	vgpu_mask_cutn(dst, size, s, len, size);
 }
 
 /*
