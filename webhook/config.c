@@ -2,31 +2,17 @@
  * config.c - built-in defaults, the JSON config file, the common flags.
  */
 #include <stdint.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
-#include "compiler.h"
 #include "config.h"
 #include "toleration.h"
 #include "jsonout.h"
 #include "text.h"
 
 #define DEFAULT_SCHEDULER "hami-scheduler"
-
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-	COMPILER_PRINTF(3, 4);
-
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* Replaces *dst with a copy of s; -1 when out of memory. */
 static int set_string(char **dst, const char *s)
@@ -165,8 +151,8 @@ struct where {
 static int bad_type(struct where *w, const char *path, const char *want,
 		    const json_t *v)
 {
-	fail(w->err, w->errlen, "config %s: %s: expected %s, got %s", w->file,
-	     path, want, jsonout_type_name(v));
+	text_errorf(w->err, w->errlen, "config %s: %s: expected %s, got %s",
+		    w->file, path, want, jsonout_type_name(v));
 	return -1;
 }
 
@@ -176,12 +162,13 @@ static int read_string(struct where *w, const char *path, const json_t *v,
 	if (!json_is_string(v))
 		return bad_type(w, path, "a string", v);
 	if (strlen(json_string_value(v)) != json_string_length(v)) {
-		fail(w->err, w->errlen, "config %s: %s: contains a NUL byte",
-		     w->file, path);
+		text_errorf(w->err, w->errlen,
+			    "config %s: %s: contains a NUL byte", w->file,
+			    path);
 		return -1;
 	}
 	if (set_string(dst, json_string_value(v))) {
-		fail(w->err, w->errlen, "out of memory");
+		text_errorf(w->err, w->errlen, "out of memory");
 		return -1;
 	}
 	return 0;
@@ -222,23 +209,25 @@ static int read_choice(struct where *w, const char *path, const json_t *v,
 	}
 	for (i = 0; i < n; i++)
 		buf_addf(&list, "%s\"%s\"", i ? ", " : "", choices[i]);
-	fail(w->err, w->errlen, "config %s: %s: \"%.64s\" is not one of %s",
-	     w->file, path, json_string_value(v), buf_str(&list));
+	text_errorf(w->err, w->errlen,
+		    "config %s: %s: \"%.64s\" is not one of %s", w->file, path,
+		    json_string_value(v), buf_str(&list));
 	buf_release(&list);
 	return -1;
 }
 
 static int unknown_key(struct where *w, const char *path, const char *key)
 {
-	fail(w->err, w->errlen, "config %s: unknown key \"%s%s%.64s\"", w->file,
-	     path, path[0] ? "." : "", key);
+	text_errorf(w->err, w->errlen, "config %s: unknown key \"%s%s%.64s\"",
+		    w->file, path, path[0] ? "." : "", key);
 	return -1;
 }
 
 static int missing_key(struct where *w, const char *path, const char *key)
 {
-	fail(w->err, w->errlen, "config %s: %s: missing required key \"%s\"",
-	     w->file, path, key);
+	text_errorf(w->err, w->errlen,
+		    "config %s: %s: missing required key \"%s\"", w->file, path,
+		    key);
 	return -1;
 }
 
@@ -261,12 +250,13 @@ static int read_tolerations(struct where *w, const char *path,
 
 		snprintf(tpath, sizeof(tpath), "%s[%zu]", path, i);
 		if (toleration_check(tol, tpath, msg, sizeof(msg))) {
-			fail(w->err, w->errlen, "config %s: %s", w->file, msg);
+			text_errorf(w->err, w->errlen, "config %s: %s", w->file,
+				    msg);
 			return -1;
 		}
 		copy = toleration_copy(tol);
 		if (!copy || json_array_append_new(out, copy)) {
-			fail(w->err, w->errlen, "out of memory");
+			text_errorf(w->err, w->errlen, "out of memory");
 			return -1;
 		}
 	}
@@ -394,7 +384,7 @@ static int read_devices(struct where *w, struct config *cfg, const json_t *v)
 	cfg->ndevices = n;
 	return 0;
 oom:
-	fail(w->err, w->errlen, "out of memory");
+	text_errorf(w->err, w->errlen, "out of memory");
 fail:
 	devices_free(devices, ready);
 	return -1;
@@ -463,8 +453,8 @@ int config_load_file(struct config *cfg, const char *path, char *err,
 
 	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
-		fail(err, errlen, "config %s: %s (line %d, column %d)", path,
-		     jerr.text, jerr.line, jerr.column);
+		text_errorf(err, errlen, "config %s: %s (line %d, column %d)",
+			    path, jerr.text, jerr.line, jerr.column);
 		return -1;
 	}
 	if (!json_is_object(root)) {
@@ -515,12 +505,13 @@ int config_set_scheduler_name(struct config *cfg, const char *what,
 			      const char *value, char *err, size_t errlen)
 {
 	if (!vgpu_dns_subdomain_validn(value, strlen(value))) {
-		fail(err, errlen, "%s: \"%.64s\" is not a DNS-1123 subdomain",
-		     what, value);
+		text_errorf(err, errlen,
+			    "%s: \"%.64s\" is not a DNS-1123 subdomain", what,
+			    value);
 		return -1;
 	}
 	if (set_string(&cfg->scheduler_name, value)) {
-		fail(err, errlen, "out of memory");
+		text_errorf(err, errlen, "out of memory");
 		return -1;
 	}
 	return 0;
@@ -537,13 +528,14 @@ static int set_first_family(struct config *cfg, size_t offset, int64_t max,
 	uint64_t v;
 
 	if (text_u64_parsen(value, strlen(value), (uint64_t)max, &v)) {
-		fail(err, errlen, "%s: \"%.64s\" is not a whole number in 0..%lld",
-		     what, value, (long long)max);
+		text_errorf(err, errlen,
+			    "%s: \"%.64s\" is not a whole number in 0..%lld",
+			    what, value, (long long)max);
 		return -1;
 	}
 	if (!cfg->ndevices) {
-		fail(err, errlen, "%s: the configuration has no device family",
-		     what);
+		text_errorf(err, errlen,
+			    "%s: the configuration has no device family", what);
 		return -1;
 	}
 	*(int64_t *)((char *)&cfg->devices[0].family + offset) = (int64_t)v;
@@ -585,15 +577,15 @@ static int check_device(const struct device *d, size_t index, char *err,
 	struct vgpu_error e;
 
 	if (vgpu_family_check(&d->family, &e)) {
-		fail(err, errlen, "devices[%zu].%s", index, e.message);
+		text_errorf(err, errlen, "devices[%zu].%s", index, e.message);
 		return -1;
 	}
 	if (d->runtime_class_name[0] &&
 	    !vgpu_dns_subdomain_validn(d->runtime_class_name,
 				       strlen(d->runtime_class_name))) {
-		fail(err, errlen,
-		     "devices[%zu].runtimeClassName: \"%.64s\" is not a DNS-1123 subdomain",
-		     index, d->runtime_class_name);
+		text_errorf(err, errlen,
+			    "devices[%zu].runtimeClassName: \"%.64s\" is not a DNS-1123 subdomain",
+			    index, d->runtime_class_name);
 		return -1;
 	}
 	return 0;
@@ -606,9 +598,9 @@ int config_check(struct config *cfg, char *err, size_t errlen)
 
 	if (!vgpu_dns_subdomain_validn(cfg->scheduler_name,
 				       strlen(cfg->scheduler_name))) {
-		fail(err, errlen,
-		     "schedulerName: \"%.64s\" is not a non-empty DNS-1123 subdomain",
-		     cfg->scheduler_name);
+		text_errorf(err, errlen,
+			    "schedulerName: \"%.64s\" is not a non-empty DNS-1123 subdomain",
+			    cfg->scheduler_name);
 		return -1;
 	}
 	cfg->any_overwrite_env = false;
@@ -622,9 +614,9 @@ int config_check(struct config *cfg, char *err, size_t errlen)
 			const struct device *o = &cfg->devices[j];
 
 			if (!strcmp(d->name, o->name)) {
-				fail(err, errlen,
-				     "devices[%zu].name: \"%.64s\" is also the name of devices[%zu]",
-				     i, d->name, j);
+				text_errorf(err, errlen,
+					    "devices[%zu].name: \"%.64s\" is also the name of devices[%zu]",
+					    i, d->name, j);
 				return -1;
 			}
 			for (r = 0; r < VGPU_NRESOURCES; r++) {
@@ -633,11 +625,12 @@ int config_check(struct config *cfg, char *err, size_t errlen)
 					    strcmp(d->resource[r],
 						   o->resource[s]))
 						continue;
-					fail(err, errlen,
-					     "devices[%zu].%s: \"%.64s\" is also devices[%zu].%s",
-					     i, vgpu_resource_config_key(r),
-					     d->resource[r], j,
-					     vgpu_resource_config_key(s));
+					text_errorf(err, errlen,
+						    "devices[%zu].%s: \"%.64s\" is also devices[%zu].%s",
+						    i,
+						    vgpu_resource_config_key(r),
+						    d->resource[r], j,
+						    vgpu_resource_config_key(s));
 					return -1;
 				}
 			}

@@ -1,6 +1,10 @@
 /*
- * text.c - decimal numbers (UTF-8 and masking: text.h).
+ * text.c - decimal numbers, and messages into a caller's buffer (UTF-8
+ * and masking: text.h).
  */
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "text.h"
 
 int text_u64_parsen(const char *s, size_t len, uint64_t max, uint64_t *out)
@@ -22,4 +26,14 @@ int text_u64_parsen(const char *s, size_t len, uint64_t max, uint64_t *out)
 	}
 	*out = v;
 	return 0;
+}
+
+int text_errorf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
 }

@@ -1,6 +1,6 @@
 /*
  * text.h - bytes from the outside as text: UTF-8 characters, masking for
- * messages and logs, decimal numbers.
+ * messages and logs, decimal numbers; and messages into a caller's buffer.
  *
  * Nothing here allocates or depends on the locale.  A string is given as
  * (pointer, length) and may hold NUL bytes.
@@ -52,5 +52,13 @@ static inline size_t text_mask_cutn(char *dst, size_t size, const char *s,
  */
 int text_u64_parsen(const char *s, size_t len, uint64_t max, uint64_t *out)
 	COMPILER_WUR;
+
+/*
+ * Writes the message fmt into err[0..errlen), cut to fit, for a module
+ * that reports its errors in a caller's buffer.  Returns -1, so that the
+ * caller may return what it returns.
+ */
+int text_errorf(char *err, size_t errlen, const char *fmt, ...)
+	COMPILER_PRINTF(3, 4);
 
 #endif /* TEXT_H */

@@ -321,6 +321,18 @@ static void test_text__u64_parsen(void **state)
 	}
 }
 
+/* text_errorf() formats into the caller's buffer, cut to fit, and says -1. */
+static void test_text__errorf(void **state)
+{
+	char err[8];
+
+	(void)state;
+	assert_int_equal(text_errorf(err, sizeof(err), "%s=%d", "ab", 7), -1);
+	assert_string_equal(err, "ab=7");
+	assert_int_equal(text_errorf(err, sizeof(err), "%s", "abcdefghij"), -1);
+	assert_string_equal(err, "abcdefg");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +342,7 @@ int main(void)
 		cmocka_unit_test(test_text__mask_cut_controls),
 		cmocka_unit_test(test_text__utf8_charn),
 		cmocka_unit_test(test_text__u64_parsen),
+		cmocka_unit_test(test_text__errorf),
 	};
 
 	return cmocka_run_group_tests_name("text", tests, NULL, NULL);
