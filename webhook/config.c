@@ -50,19 +50,25 @@ static void device_release(struct device *d)
 	memset(d, 0, sizeof(*d));
 }
 
-/* Fills d with empty strings and no tolerations; -1 when out of memory. */
-static int device_init_empty(struct device *d)
+/*
+ * Fills d with name and the resource names resource[0..VGPU_NRESOURCES)
+ * (NULL: all empty), empty strings elsewhere and no tolerations; -1 when
+ * out of memory.
+ */
+static int device_init(struct device *d, const char *name,
+		       const char *const *resource)
 {
 	int i;
 
 	memset(d, 0, sizeof(*d));
-	if (set_string(&d->name, "") || set_string(&d->runtime_class_name, "") ||
+	if (set_string(&d->name, name) ||
+	    set_string(&d->runtime_class_name, "") ||
 	    set_string(&d->gpu_core_policy, "") ||
 	    set_string(&d->active_oom_killer, "") ||
 	    !(d->tolerations = json_array()))
 		goto fail;
 	for (i = 0; i < VGPU_NRESOURCES; i++)
-		if (set_string(&d->resource[i], ""))
+		if (set_string(&d->resource[i], resource ? resource[i] : ""))
 			goto fail;
 	device_link(d);
 	return 0;
@@ -85,27 +91,19 @@ static int device_init_nvidia(struct device *d)
 {
 	const struct vgpu_family *nv = &vgpu_family_nvidia;
 	json_t *toleration;
-	int i;
 
-	if (device_init_empty(d))
+	if (device_init(d, nv->name, nv->resource))
 		return -1;
-	if (set_string(&d->name, nv->name))
-		goto fail;
-	for (i = 0; i < VGPU_NRESOURCES; i++)
-		if (set_string(&d->resource[i], nv->resource[i]))
-			goto fail;
 	d->family.default_gpu_num = nv->default_gpu_num;
 	d->family.default_memory = nv->default_memory;
 	d->family.default_cores = nv->default_cores;
 	toleration = json_pack("{s:s, s:s, s:s}", "key", "nvidia.com/gpu",
 			       "operator", "Exists", "effect", "NoSchedule");
-	if (json_array_append_new(d->tolerations, toleration))
-		goto fail;
-	device_link(d);
+	if (json_array_append_new(d->tolerations, toleration)) {
+		device_release(d);
+		return -1;
+	}
 	return 0;
-fail:
-	device_release(d);
-	return -1;
 }
 
 int config_init(struct config *cfg)
@@ -284,7 +282,7 @@ static bool is_optional_device_key(const char *key)
 }
 
 /*
- * Reads devices[index] into d (which device_init_empty() prepared): every
+ * Reads devices[index] into d (which device_init() prepared empty): every
  * required key present, no unknown key, each value of its type; an
  * optional key given as null keeps its empty default.  Returns 0, or -1
  * with the message in w.
@@ -373,7 +371,7 @@ static int read_devices(struct where *w, struct config *cfg, const json_t *v)
 	if (!devices)
 		goto oom;
 	for (i = 0; i < n; i++) {
-		if (device_init_empty(&devices[i]))
+		if (device_init(&devices[i], "", NULL))
 			goto oom;
 		ready++;
 		if (read_device(w, i, json_array_get(v, i), &devices[i]))
