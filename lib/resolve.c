@@ -43,12 +43,28 @@ static const struct vgpu_pair *find(const struct vgpu_pair *pairs, size_t n,
 }
 
 /*
- * Copies the value s[0..len) into dst[0..size) for a message: masked, and
- * cut only where it does not fit (vgpu_mask_cutn()).
+ * Takes the next error of errs and fills its code, its key and its value:
+ * the value of pair masked and cut only where it does not fit
+ * (vgpu_mask_cutn()), also written to value for the caller's message.
+ * Returns the error for the caller to write the message, or NULL when errs
+ * already holds VGPU_MAX_ERRORS (the error is dropped).
  */
-static void mask_value(char *dst, size_t size, const char *s, size_t len)
+static struct vgpu_error *next_error(struct vgpu_errors *errs, int code,
+				     const char *key,
+				     const struct vgpu_pair *pair,
+				     char value[VGPU_VALUE_MAX])
 {
-	vgpu_mask_cutn(dst, size, s, len, size);
+	struct vgpu_error *e;
+
+	if (errs->count >= VGPU_MAX_ERRORS)
+		return NULL;
+	vgpu_mask_cutn(value, VGPU_VALUE_MAX, pair->value, pair->value_len,
+		       VGPU_VALUE_MAX);
+	e = &errs->error[errs->count++];
+	e->code = code;
+	e->key = key;
+	memcpy(e->value, value, VGPU_VALUE_MAX);
+	return e;
 }
 
 /*
@@ -58,18 +74,12 @@ static void mask_value(char *dst, size_t size, const char *s, size_t len)
 static void add_error(struct vgpu_errors *errs, int code, const char *key,
 		      const struct vgpu_pair *pair, const char *text)
 {
-	struct vgpu_error *e;
 	char value[VGPU_VALUE_MAX];
+	struct vgpu_error *e = next_error(errs, code, key, pair, value);
 
-	if (errs->count >= VGPU_MAX_ERRORS)
-		return;
-	mask_value(value, sizeof(value), pair->value, pair->value_len);
-	e = &errs->error[errs->count++];
-	e->code = code;
-	e->key = key;
-	memcpy(e->value, value, sizeof(value));
-	snprintf(e->message, sizeof(e->message), "%.90s=%s %.72s", key, value,
-		 text);
+	if (e)
+		snprintf(e->message, sizeof(e->message), "%.90s=%s %.72s", key,
+			 value, text);
 }
 
 /*
@@ -154,15 +164,11 @@ static void add_mismatch(struct vgpu_errors *errs, const char *key,
 	struct vgpu_error *err;
 	char limit[VGPU_VALUE_MAX], request[VGPU_VALUE_MAX];
 
-	if (errs->count >= VGPU_MAX_ERRORS)
+	err = next_error(errs, VGPU_EMISMATCH, key, e->limit, limit);
+	if (!err)
 		return;
-	mask_value(limit, sizeof(limit), e->limit->value, e->limit->value_len);
-	mask_value(request, sizeof(request), e->request->value,
-		   e->request->value_len);
-	err = &errs->error[errs->count++];
-	err->code = VGPU_EMISMATCH;
-	err->key = key;
-	memcpy(err->value, limit, sizeof(limit));
+	vgpu_mask_cutn(request, sizeof(request), e->request->value,
+		       e->request->value_len, sizeof(request));
 	snprintf(err->message, sizeof(err->message),
 		 "%.90s: request %s differs from limit %s", key, request,
 		 limit);
@@ -176,14 +182,10 @@ static void add_conflict(struct vgpu_errors *errs, const char *mem_key,
 	struct vgpu_error *err;
 	char m[VGPU_VALUE_MAX], p[VGPU_VALUE_MAX];
 
-	if (errs->count >= VGPU_MAX_ERRORS)
+	err = next_error(errs, VGPU_ECONFLICT, mem_key, mem, m);
+	if (!err)
 		return;
-	mask_value(m, sizeof(m), mem->value, mem->value_len);
-	mask_value(p, sizeof(p), pct->value, pct->value_len);
-	err = &errs->error[errs->count++];
-	err->code = VGPU_ECONFLICT;
-	err->key = mem_key;
-	memcpy(err->value, m, sizeof(m));
+	vgpu_mask_cutn(p, sizeof(p), pct->value, pct->value_len, sizeof(p));
 	snprintf(err->message, sizeof(err->message),
 		 "%.60s=%s and %.60s=%s are both set; give one", mem_key, m,
 		 pct_key, p);
