@@ -55,15 +55,19 @@ size_t vgpu_mask_cutn(char *dst, size_t size, const char *s, size_t len,
 	if (max_chars < 4)
 		max_chars = 4;
 	while (i < len) {
-		size_t n = vgpu_utf8_charn(p + i, len - i);
+		size_t n = 1;
 
-		if (!n) {
-			i++; /* a byte that is not UTF-8 */
-			continue;
-		}
-		if (vgpu_utf8_is_control(p + i)) {
-			i += n;
-			continue;
+		/* Printable ASCII, most of what is masked, is taken as it is. */
+		if (p[i] < 0x20 || p[i] >= 0x7F) {
+			n = vgpu_utf8_charn(p + i, len - i);
+			if (!n) {
+				i++; /* a byte that is not UTF-8 */
+				continue;
+			}
+			if (vgpu_utf8_is_control(p + i)) {
+				i += n;
+				continue;
+			}
 		}
 		if (chars == max_chars || o + n >= size) {
 			o = cut;
@@ -71,7 +75,10 @@ size_t vgpu_mask_cutn(char *dst, size_t size, const char *s, size_t len,
 			o += 3;
 			break;
 		}
-		memcpy(dst + o, s + i, n);
+		if (n == 1)
+			dst[o] = s[i];
+		else
+			memcpy(dst + o, s + i, n);
 		o += n;
 		i += n;
 		/* The last place where "..." and the NUL still fit. */
