@@ -194,9 +194,11 @@ test: deps
 	@$(MAKE) --no-print-directory check
 
 check: build
-	@set -e; for t in $(TEST_TARGETS) asan valgrind; do \
-		echo "=== make $$t"; $(MAKE) --no-print-directory $$t; done
-	@echo "=== all test suites passed"
+	@set -e; all=$$(date +%s); for t in $(TEST_TARGETS) asan valgrind; do \
+		echo "=== make $$t"; s=$$(date +%s); \
+		$(MAKE) --no-print-directory $$t; \
+		echo "=== make $$t: $$(($$(date +%s) - s)) s"; done; \
+	echo "=== all test suites passed in $$(($$(date +%s) - all)) s"
 
 run: deps
 	@$(MAKE) --no-print-directory build
