@@ -2,13 +2,14 @@
 """End-to-end tests: the webhook behind a real kube-apiserver, driven with
 kubectl.
 
-    /usr/bin/python3 tests/e2e/run.py [TEST...]
+    /usr/bin/python3 -m pytest tests/e2e/run.py [-k NAME]
 
 From the repository root; `make e2e` runs it after it has installed what is
-missing and built or found the API server (see tests/e2e/e2e.mk).  TEST is
-a test's number or name (corpus, dry-run, reinvocation, v1beta1, quota,
-extended-resource-toleration, failure-policy, rotation, chart); none means
-all of them.
+missing and built or found the API server (see tests/e2e/e2e.mk).  The
+tests run in this order on one cluster, started once for all of them:
+corpus, dry_run, reinvocation, v1beta1, quota, ert, failure_policy,
+rotation, chart; -k also knows each by the name it prints (dry-run,
+extended-resource-toleration, failure-policy).
 
 What runs, all on 127.0.0.1 on free ports, logs in build/e2e/:
   - etcd from Debian's etcd-server, with its own data folder (the packaged
@@ -26,9 +27,13 @@ Environment: KUBE_APISERVER (required), VGPU_WEBHOOK, KUBECTL, HELM, ETCD,
 E2E_CASES (the folder of corpus cases; default tests/fixtures/cases),
 E2E_OUT (default build/e2e).
 
-Prints one line per test (SKIP lines for what cannot run, with the reason),
-then the number of assertions, and ends with "N passed, M failed" (tests).
-Exits 1 when a test failed or something the suite needs is missing.
+Each test counts its checks (Checks) and fails with the list of the failed
+ones.  Before pytest's summary line come the cluster's addresses, one line
+per test with its number of assertions, SKIP lines for what a test could
+not check on 1.20 and why (the test still passes: these are expected), and
+the number of assertions of the run (see tests/e2e/conftest.py).  A tool
+the suite needs that is missing skips every test with the reason, which
+fails `make e2e` unless ALLOW_SKIP=1.
 """
 
 import base64
@@ -51,6 +56,7 @@ import urllib.request
 from fractions import Fraction
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import pytest
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -187,10 +193,14 @@ def normalize_quantities(w):
 
 
 class Skip(Exception):
-    """A test that cannot run here, with the reason."""
+    """A test that cannot run here, with the reason: a skip of the test."""
 
 
-class Test:
+class Checks:
+    """The checks of one test: each is counted, and the failures wait for
+    the end of the test (see checks below).  skip() names what the test
+    could not check and why, a SKIP line that does not skip the test."""
+
     def __init__(self, number, name):
         self.number = number
         self.name = name
@@ -223,6 +233,48 @@ class Test:
         for what, why in self.skips:
             by_reason.setdefault(why, []).append(what)
         return [f"{', '.join(sorted(whats))}: {why}" for why, whats in by_reason.items()]
+
+
+def checks(number, name, method):
+    """Makes a test of the Suite one pytest test on the module's cluster,
+    as tests/chart does with its sections: every check runs and is
+    counted, and the test fails with the list of the failed ones (the first
+    40), or when it made none.  Its line, `ok` or `FAIL` with its summary
+    and number of assertions, and its SKIP lines are printed before
+    pytest's summary line.  name, the one printed, is also a -k keyword."""
+    def test(suite, report):
+        cl = suite.cl
+        t = Checks(number, name)
+        t0 = time.time()
+        try:
+            for proc in (cl.etcd, cl.apiserver):
+                if proc is None or not proc.alive():
+                    raise RuntimeError(f"{proc.name if proc else 'a process'} is not "
+                                       f"running (see {os.path.relpath(OUT, ROOT)}/)")
+            if cl.webhook is None or not cl.webhook.alive():
+                suite.start_chart_webhook()
+            method(suite, t)
+        except Skip as e:
+            pytest.skip(str(e))
+        except pytest.exit.Exception:  # SIGTERM or SIGHUP (on_signal)
+            raise
+        except Exception as e:  # a broken test fails, the others still run
+            t.check(False, "the test ran to its end",
+                    f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=3)}")
+        suite.asserts += t.asserts
+        ok = not t.failures and t.asserts > 0
+        word = "ok  " if ok else "FAIL"
+        report(f"{word} {number} {name}: {t.summary or 'ran'} "
+               f"[{t.asserts} assertions, {time.time() - t0:.0f} s]")
+        for s in t.skip_lines():
+            report(f"SKIP {number} {name}: {s}")
+        if not ok:
+            fails = t.failures[:40]
+            if len(t.failures) > 40:
+                fails.append(f"... and {len(t.failures) - 40} more")
+            pytest.fail("\n".join(fails) or "no check ran", pytrace=False)
+    test.e2e_name = name
+    return test
 
 
 # --------------------------------------------------------------------------
@@ -287,8 +339,8 @@ def stop_all():
 
 
 def on_signal(signum, _frame):
-    print(f"e2e: {signal.Signals(signum).name}; stopping everything it started")
-    raise SystemExit(128 + signum)
+    # Ends the session: the module's cluster fixture stops everything.
+    pytest.exit(f"e2e: {signal.Signals(signum).name}; stopping everything it started")
 
 
 # --------------------------------------------------------------------------
@@ -862,6 +914,7 @@ class Suite:
         self.rendered = None
         self.docs = None
         self.chart_config = log_path("chart-config.json")
+        self.asserts = 0  # of every test that ran
 
     # --- setup -------------------------------------------------------------
 
@@ -1475,20 +1528,8 @@ class SecondWebhook:
         self.server.server_close()
 
 
-TESTS = [
-    (1, "corpus", Suite.test_corpus),
-    (2, "dry-run", Suite.test_dry_run),
-    (3, "reinvocation", Suite.test_reinvocation),
-    (4, "v1beta1", Suite.test_v1beta1),
-    (5, "quota", Suite.test_quota),
-    (6, "extended-resource-toleration", Suite.test_ert),
-    (7, "failure-policy", Suite.test_failure_policy),
-    (8, "rotation", Suite.test_rotation),
-    (9, "chart", Suite.test_chart),
-]
-
-
 # --------------------------------------------------------------------------
+# The cluster of the tests, set up once
 
 
 def missing_tools():
@@ -1535,117 +1576,88 @@ def runtime_classes(cases):
     return names
 
 
-def selected(argv):
-    if not argv:
-        return TESTS
-    out = []
-    for a in argv:
-        found = [x for x in TESTS if a in (str(x[0]), x[1])]
-        if not found:
-            raise SystemExit(f"e2e: unknown test {a!r}; known: "
-                             + ", ".join(f"{n} {name}" for n, name, _ in TESTS))
-        out += found
-    return sorted(set(out), key=lambda x: x[0])
-
-
-def main(argv):
-    tests = selected(argv)
-    for s in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(s, on_signal)
+@pytest.fixture(scope="module")
+def suite(request, report):
+    """The cluster, set up once for the tests of this module, and the Suite
+    that drives it.  Everything it started is stopped at the end, on
+    Ctrl-C, SIGTERM and SIGHUP too."""
+    handlers = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
     started = time.time()
-    missing = missing_tools()
-    if missing:
-        for m in missing:
-            print(f"FAIL setup: {m}")
-        print(f"0 passed, {len(tests)} failed")
-        return 1
+    ready = None
+    lock = None
+    interrupted = False
+    try:
+        missing = missing_tools()
+        if missing:
+            pytest.skip("; ".join(missing))
 
-    # One run at a time per build folder: a second one would remove the
-    # first one's files.
-    os.makedirs(os.path.dirname(OUT), exist_ok=True)
-    lock = open(OUT + ".lock", "w")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        print(f"FAIL setup: another e2e run is using {os.path.relpath(OUT, ROOT)}/")
-        print(f"0 passed, {len(tests)} failed")
-        return 1
-    shutil.rmtree(OUT, ignore_errors=True)
-    os.makedirs(OUT)
-    cases = load_cases(CASES)
-    cl = Cluster()
-    ids = {"admin": ("e2e-admin", "uid-admin", ("system:masters",)),
-           TENANT: (TENANT, "uid-tenant", ("tenants",)),
-           SCHEDULER_SA: (SCHEDULER_SA, "uid-hami-scheduler",
-                          ("system:serviceaccounts", "system:serviceaccounts:kube-system"))}
-    ids.update(corpus_identities(cases))
-    suite = Suite(cl, cases)
-    passed = failed = asserts = 0
-    try:
+        # One run at a time per build folder: a second one would remove the
+        # first one's files.
+        os.makedirs(os.path.dirname(OUT), exist_ok=True)
+        lock = open(OUT + ".lock", "w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            pytest.fail(f"setup: another e2e run is using {os.path.relpath(OUT, ROOT)}/",
+                        pytrace=False)
+        shutil.rmtree(OUT, ignore_errors=True)
+        os.makedirs(OUT)
+        cases = load_cases(CASES)
+        cl = Cluster()
+        ids = {"admin": ("e2e-admin", "uid-admin", ("system:masters",)),
+               TENANT: (TENANT, "uid-tenant", ("tenants",)),
+               SCHEDULER_SA: (SCHEDULER_SA, "uid-hami-scheduler",
+                              ("system:serviceaccounts", "system:serviceaccounts:kube-system"))}
+        ids.update(corpus_identities(cases))
+        s = Suite(cl, cases)
         try:
             cl.make_certs(ids)
             cl.start_etcd()
             cl.start_apiserver()
             rc, out, err = cl.kubectl(["version", "-o", "json"])
             server = json.loads(out).get("serverVersion", {}).get("gitVersion") if rc == 0 else "?"
-            print(f"e2e: kube-apiserver {server} on 127.0.0.1:{cl.api_port}, etcd on "
-                  f":{cl.etcd_port}, webhook on :{cl.webhook_port} (logs in "
-                  f"{os.path.relpath(OUT, ROOT)}/)")
+            report(f"e2e: kube-apiserver {server} on 127.0.0.1:{cl.api_port}, etcd on "
+                   f":{cl.etcd_port}, webhook on :{cl.webhook_port} (logs in "
+                   f"{os.path.relpath(OUT, ROOT)}/)")
             for line in err.splitlines():
                 if line.strip():
-                    print(f"e2e: note: kubectl version says: {line.strip()}")
-            print("e2e: note: 1.20 does not set the kubernetes.io/metadata.name label "
-                  "(1.21 does); the suite labels its namespaces itself")
-            suite.bootstrap(runtime_classes(cases),
-                            {u for (u, _, _) in corpus_identities(cases).values()})
-            suite.start_chart_webhook()
+                    report(f"e2e: note: kubectl version says: {line.strip()}")
+            report("e2e: note: 1.20 does not set the kubernetes.io/metadata.name label "
+                   "(1.21 does); the suite labels its namespaces itself")
+            s.bootstrap(runtime_classes(cases),
+                        {u for (u, _, _) in corpus_identities(cases).values()})
+            s.start_chart_webhook()
         except (RuntimeError, OSError, KeyError, ValueError) as e:
-            print(f"FAIL setup: {e}")
-            print(f"0 passed, {len(tests)} failed")
-            return 1
-        print(f"e2e: set up in {time.time() - started:.0f} s")
-        for number, name, fn in tests:
-            t = Test(number, name)
-            t0 = time.time()
-            try:
-                for proc in (cl.etcd, cl.apiserver):
-                    if proc is None or not proc.alive():
-                        raise RuntimeError(f"{proc.name if proc else 'a process'} is not "
-                                           f"running (see {os.path.relpath(OUT, ROOT)}/)")
-                if cl.webhook is None or not cl.webhook.alive():
-                    suite.start_chart_webhook()
-                fn(suite, t)
-            except Skip as e:
-                print(f"SKIP {number} {name}: {e}")
-                continue
-            except Exception as e:  # a broken test fails, the others still run
-                t.check(False, "the test ran to its end",
-                        f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=3)}")
-            asserts += t.asserts
-            ok = not t.failures and t.asserts > 0
-            word = "ok  " if ok else "FAIL"
-            print(f"{word} {number} {name}: {t.summary or 'ran'} "
-                  f"[{t.asserts} assertions, {time.time() - t0:.0f} s]")
-            for s in t.skip_lines():
-                print(f"SKIP {number} {name}: {s}")
-            for f in t.failures[:40]:
-                print(f"     - {f}")
-            if len(t.failures) > 40:
-                print(f"     - ... and {len(t.failures) - 40} more")
-            passed += ok
-            failed += not ok
-            sys.stdout.flush()
+            pytest.fail(f"setup: {e}", pytrace=False)
+        report(f"e2e: set up in {time.time() - started:.0f} s")
+        ready = s
+        yield s
+    except (KeyboardInterrupt, pytest.exit.Exception):  # while it sets up
+        interrupted = True
+        raise
     finally:
         stop_all()
-    print(f"e2e: {asserts} assertions in {time.time() - started:.0f} s")
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+        if lock is not None:
+            lock.close()
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+        if ready is not None:
+            report(f"e2e: {ready.asserts} assertions in {time.time() - started:.0f} s")
+        if interrupted or request.session.exitstatus == pytest.ExitCode.INTERRUPTED:
+            report("e2e: interrupted; everything it started is stopped")
+
+
+# The tests, in this order: each leaves the cluster as the next one expects it.
+test_corpus = checks(1, "corpus", Suite.test_corpus)
+test_dry_run = checks(2, "dry-run", Suite.test_dry_run)
+test_reinvocation = checks(3, "reinvocation", Suite.test_reinvocation)
+test_v1beta1 = checks(4, "v1beta1", Suite.test_v1beta1)
+test_quota = checks(5, "quota", Suite.test_quota)
+test_ert = checks(6, "extended-resource-toleration", Suite.test_ert)
+test_failure_policy = checks(7, "failure-policy", Suite.test_failure_policy)
+test_rotation = checks(8, "rotation", Suite.test_rotation)
+test_chart = checks(9, "chart", Suite.test_chart)
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except KeyboardInterrupt:
-        stop_all()
-        print("e2e: interrupted; everything it started is stopped")
-        sys.exit(130)
+    sys.exit(pytest.main([__file__] + sys.argv[1:]))
