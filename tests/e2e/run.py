@@ -1597,7 +1597,10 @@ def suite(request, report):
         lock = open(OUT + ".lock", "w")
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            busy = False
         except OSError:
+            busy = True
+        if busy:
             pytest.fail(f"setup: another e2e run is using {os.path.relpath(OUT, ROOT)}/",
                         pytrace=False)
         shutil.rmtree(OUT, ignore_errors=True)
@@ -1610,6 +1613,7 @@ def suite(request, report):
                               ("system:serviceaccounts", "system:serviceaccounts:kube-system"))}
         ids.update(corpus_identities(cases))
         s = Suite(cl, cases)
+        failed = None
         try:
             cl.make_certs(ids)
             cl.start_etcd()
@@ -1628,7 +1632,9 @@ def suite(request, report):
                         {u for (u, _, _) in corpus_identities(cases).values()})
             s.start_chart_webhook()
         except (RuntimeError, OSError, KeyError, ValueError) as e:
-            pytest.fail(f"setup: {e}", pytrace=False)
+            failed = f"setup: {e}"
+        if failed:
+            pytest.fail(failed, pytrace=False)
         report(f"e2e: set up in {time.time() - started:.0f} s")
         ready = s
         yield s
