@@ -164,6 +164,9 @@ $(CANARY): tests/unit/arena_canary.c $(CANARY).d $(APPA) $(LIBA)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(APPA) $(LIBA) $(PKG_LIBS) -lpthread \
 		$(LDLIBS)
 
+# Only a MEMCHECK build describes the arena to memcheck: elsewhere the
+# target builds one in build/vg, as make valgrind does.
+ifeq ($(MEMCHECK),1)
 arena-canary: $(CANARY)
 	@valgrind --error-exitcode=99 $(CANARY) >$(CANARY).log 2>&1; rc=$$?; \
 	n=$$(grep -c "Invalid read of size" $(CANARY).log); \
@@ -171,6 +174,11 @@ arena-canary: $(CANARY)
 		echo "arena canary: memcheck reported $$n of the 2 reads into" \
 			"the arena (exit $$rc)"; exit 1; fi; \
 	echo "arena canary: memcheck reported the 2 reads into the arena"
+else
+arena-canary:
+	@$(MAKE) --no-print-directory BUILD=build/vg OPT='-O1 -g' MEMCHECK=1 \
+		arena-canary
+endif
 
 # Every suite under ASan and UBSan, in its own build folder.
 asan:
