@@ -55,14 +55,14 @@ FORTIFY = $(if $(findstring _FORTIFY_SOURCE,$(CPPFLAGS) $(CFLAGS)),,$(if \
 endif
 
 # Recursive (=) so that pkg-config runs only once the packages are there.
-PKGS = libmicrohttpd gnutls jansson openssl
+PKGS = libmicrohttpd gnutls jansson libcurl
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS = $(shell pkg-config --libs $(PKGS))
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
 
 # The project's flags, then the user's: a later flag wins.  -MMD -MP write
 # each object's header dependencies next to it (included at the end).
-VGPU_CPPFLAGS = -D_POSIX_C_SOURCE=200809L -DOPENSSL_API_COMPAT=30000 $(FORTIFY) \
+VGPU_CPPFLAGS = -D_POSIX_C_SOURCE=200809L $(FORTIFY) \
 	$(if $(filter 1,$(MEMCHECK)),-DARENA_MEMCHECK)
 VGPU_CFLAGS = -std=c17 $(WARN) $(OPT) $(HARDEN) -fPIC
 DEPFLAGS = -MMD -MP

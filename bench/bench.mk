@@ -23,10 +23,12 @@ $(GOREF): bench/goref/main.go
 	GO111MODULE=off GOFLAGS= GOPROXY=off GOCACHE=$(abspath $(BENCH_OUT))/gocache \
 		go build -trimpath -o $@ bench/goref/main.go
 
-# It takes the webhook's file reader, and nothing else of it.
+# The only OpenSSL user: the TLS client that measures handshakes.  It
+# takes the webhook's file reader, and nothing else of it.
 $(HANDSHAKE): bench/handshake.c webhook/file.c webhook/file.h
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) -Iwebhook $(LDALL) -o $@ bench/handshake.c \
+	$(CC) -DOPENSSL_API_COMPAT=30000 $(shell pkg-config --cflags openssl) \
+		$(BASE_CFLAGS) -Iwebhook $(LDALL) -o $@ bench/handshake.c \
 		webhook/file.c $(shell pkg-config --libs openssl) -lpthread \
 		$(LDLIBS)
 

@@ -8,7 +8,7 @@ packages="build-essential pkg-config libmicrohttpd-dev libgnutls28-dev
 libjansson-dev libssl-dev openssl libcmocka-dev clang-14 libclang-rt-14-dev
 valgrind curl python3 python3-jsonpatch python3-yaml python3-pytest
 python3-pytest-xdist golang-go golang-github-evanphx-json-patch-dev wrk
-unzip"
+unzip libcurl4-gnutls-dev prometheus"
 
 missing=""
 for p in $packages; do
@@ -30,3 +30,8 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get install -y --no-install-recommends $missing </dev/null ||
 	{ $sudo apt-get update </dev/null && $sudo apt-get install -y --no-install-recommends $missing </dev/null; }
+# prometheus is installed for promtool only (make alerts): no daemon.
+case " $missing " in *" prometheus "*)
+	{ $sudo systemctl disable --now prometheus || $sudo service prometheus stop; } \
+		>/dev/null 2>&1 </dev/null || true ;;
+esac

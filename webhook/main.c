@@ -1,6 +1,7 @@
 /*
  * main.c - the vgpu-webhook command line: the flags, the configuration
- * they build, and the dispatch to serve, review, default or version.
+ * they build, and the dispatch to serve, review, default, check or
+ * version.
  *
  * One table (flags[] below) says everything of a flag: its spelling,
  * which commands take it, whether it takes a value, its line in the usage,
@@ -15,6 +16,7 @@
 
 #include "addr.h"
 #include "arena.h"
+#include "cmd_check.h"
 #include "cmd_review.h"
 #include "cmd_serve.h"
 #include "config.h"
@@ -22,9 +24,10 @@
 
 #define PROG "vgpu-webhook"
 
-enum command { CMD_SERVE, CMD_REVIEW, CMD_DEFAULT, CMD_VERSION };
+enum command { CMD_SERVE, CMD_REVIEW, CMD_DEFAULT, CMD_VERSION, CMD_CHECK };
 
 #define ON_SERVE (1u << CMD_SERVE)
+#define ON_CHECK (1u << CMD_CHECK)
 #define ON_EVERY \
 	(ON_SERVE | 1u << CMD_REVIEW | 1u << CMD_DEFAULT | 1u << CMD_VERSION)
 
@@ -43,6 +46,7 @@ struct args {
 	const char *file;        /* review, default: the input */
 	const char *config_file; /* --config */
 	struct cmd_serve_options serve;
+	struct cmd_check_options check;
 	struct setting *settings; /* room for one per argument */
 	size_t nsettings;
 };
@@ -65,7 +69,7 @@ struct flag {
 	/* Spelled "--name", and "-name" too when it is one letter.  A flag
 	 * without a value is spelled only one way: "-h", "--help". */
 	const char *name;
-	unsigned commands; /* ON_EVERY, ON_SERVE */
+	unsigned commands; /* ON_EVERY, ON_SERVE, ON_CHECK */
 	const char *value; /* the value's name in the usage; NULL: none */
 	/* Its text in the usage, "\n" between lines; NULL: not listed. */
 	const char *help;
@@ -76,11 +80,11 @@ struct flag {
 
 static flag_set_fn set_help, set_config_file, set_listen, set_metrics_listen,
 	set_tls_cert_file, set_tls_private_key_file, set_tls_client_ca_file,
-	set_log_format, set_verbosity;
+	set_log_format, set_verbosity, set_check;
 
 static const struct flag flags[] = {
-	{ "help", ON_EVERY, NULL, NULL, set_help, NULL },
-	{ "h", ON_EVERY, NULL, NULL, set_help, NULL },
+	{ "help", ON_EVERY | ON_CHECK, NULL, NULL, set_help, NULL },
+	{ "h", ON_EVERY | ON_CHECK, NULL, NULL, set_help, NULL },
 	{ "config", ON_EVERY, "FILE", "JSON policy configuration",
 	  set_config_file, NULL },
 	{ "scheduler-name", ON_EVERY, "NAME",
@@ -112,6 +116,14 @@ static const struct flag flags[] = {
 	  set_log_format, NULL },
 	{ "v", ON_SERVE, "LEVEL", "log verbosity (default 0)", set_verbosity,
 	  NULL },
+	/* check (set_check tells them apart by name) */
+	{ "url", ON_CHECK, "URL", "https://HOST:PORT/mutate (required)", set_check, NULL },
+	{ "ca-file", ON_CHECK, "FILE", "CA to verify the server (required)", set_check, NULL },
+	{ "server-name", ON_CHECK, "NAME", "name to verify (default the URL's)", set_check, NULL },
+	{ "cert-file", ON_CHECK, "FILE", "client certificate (PEM)", set_check, NULL },
+	{ "key-file", ON_CHECK, "FILE", "its private key (PEM)", set_check, NULL },
+	{ "resource", ON_CHECK, "NAME", "count resource (default nvidia.com/gpu)", set_check, NULL },
+	{ "timeout", ON_CHECK, "SECONDS", "for the whole request (default 10)", set_check, NULL },
 };
 
 #define NFLAGS (sizeof(flags) / sizeof(flags[0]))
@@ -122,6 +134,7 @@ static const char usage_commands[] =
 	"usage: " PROG " serve   [flags]\n"
 	"       " PROG " review  [flags] [FILE|-]   decide one AdmissionReview\n"
 	"       " PROG " default [flags] [FILE|-]   default one Pod\n"
+	"       " PROG " check   [flags]   check a running webhook\n"
 	"       " PROG " version\n"
 	"\n";
 
@@ -142,6 +155,7 @@ static void usage(FILE *out)
 	} groups[] = {
 		{ "flags of every command:", ON_EVERY },
 		{ "flags of serve:", ON_SERVE },
+		{ "flags of check:", ON_CHECK },
 	};
 	size_t g, i;
 
@@ -304,6 +318,41 @@ static int set_verbosity(struct args *a, const struct flag *f,
 	return 0;
 }
 
+/* The flags of check, by name; the options are checked before the run. */
+static int set_check(struct args *a, const struct flag *f, const char *value,
+		     char *err, size_t errlen)
+{
+	struct cmd_check_options *o = &a->check;
+	uint64_t v;
+
+	if (strcmp(f->name, "timeout")) {
+		if (check_file(f, value, err, errlen))
+			return -1;
+	} else if (text_u64_parsen(value, strlen(value), CMD_CHECK_TIMEOUT_MAX,
+				   &v) || !v) {
+		snprintf(err, errlen,
+			 "--timeout: \"%.64s\": expected seconds from 1 to %d",
+			 value, CMD_CHECK_TIMEOUT_MAX);
+		return -1;
+	} else {
+		o->timeout = (unsigned)v;
+		return 0;
+	}
+	if (!strcmp(f->name, "url"))
+		o->url = value;
+	else if (!strcmp(f->name, "ca-file"))
+		o->ca_file = value;
+	else if (!strcmp(f->name, "server-name"))
+		o->server_name = value;
+	else if (!strcmp(f->name, "cert-file"))
+		o->cert_file = value;
+	else if (!strcmp(f->name, "key-file"))
+		o->key_file = value;
+	else
+		o->resource = value;
+	return 0;
+}
+
 /* --- parsing ------------------------------------------------------------- */
 
 /* The flag without a value that arg spells exactly, or NULL. */
@@ -365,7 +414,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 
 		if (positional_only || arg[0] != '-' || !strcmp(arg, "-")) {
 			if (a->cmd == CMD_SERVE || a->cmd == CMD_VERSION ||
-			    a->file)
+			    a->cmd == CMD_CHECK || a->file)
 				return usage_error("unexpected argument", arg);
 			a->file = arg;
 			continue;
@@ -476,10 +525,13 @@ int main(int argc, char **argv)
 		a.cmd = CMD_DEFAULT;
 	else if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version"))
 		a.cmd = CMD_VERSION;
+	else if (!strcmp(argv[1], "check"))
+		a.cmd = CMD_CHECK;
 	else
 		return usage_error("unknown command", argv[1]);
 
 	cmd_serve_options_init(&a.serve);
+	cmd_check_options_init(&a.check);
 	a.settings = calloc((size_t)argc, sizeof(*a.settings));
 	if (!a.settings) {
 		fprintf(stderr, PROG ": out of memory\n");
@@ -490,6 +542,14 @@ int main(int argc, char **argv)
 		goto out;
 	if (a.cmd == CMD_VERSION) {
 		status = cmd_version_run();
+		goto out;
+	}
+	if (a.cmd == CMD_CHECK) {
+		char err[300];
+
+		status = cmd_check_options_check(&a.check, err, sizeof(err)) ?
+				 usage_error(err, NULL) :
+				 cmd_check_run(&a.check);
 		goto out;
 	}
 	status = load_config(&cfg, &a);
@@ -506,6 +566,7 @@ int main(int argc, char **argv)
 		status = cmd_default_run(&cfg, a.file ? a.file : "-");
 		break;
 	case CMD_VERSION:
+	case CMD_CHECK:
 		break;
 	}
 	config_release(&cfg);

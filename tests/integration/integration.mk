@@ -17,5 +17,5 @@ INTEGRATION_K = $(subst $(INTEGRATION_EMPTY) $(INTEGRATION_EMPTY), or ,$(strip \
 .PHONY: integration
 integration: $(BIN)
 	@VGPU_WEBHOOK="$(TEST_WRAPPER) $(abspath $(BIN))" \
-		$(PYTEST) tests/integration/run.py \
+		$(PYTEST) tests/integration/run.py tests/integration/test_check.py \
 		$(if $(INTEGRATION_K),-k "$(INTEGRATION_K)")
