@@ -4,13 +4,16 @@
 #
 # The build stage compiles with the Makefile's own flags (make build); the
 # run stage holds the binary and the shared libraries it links, and runs as
-# the unprivileged user 65532, as the Helm chart expects.
+# the unprivileged user 65532, as the Helm chart expects.  The run stage
+# names exactly the packages of the libraries in the binary's DT_NEEDED
+# entries (tests/chart/test_chart.py checks it); libcurl3-gnutls is for
+# `vgpu-webhook check`, which the chart's `helm test` pod runs.
 
 FROM debian:12 AS build
 RUN apt-get update \
 	&& DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
 		build-essential pkg-config libmicrohttpd-dev libgnutls28-dev \
-		libjansson-dev libssl-dev \
+		libjansson-dev libcurl4-gnutls-dev \
 	&& rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Makefile ./
@@ -23,7 +26,7 @@ RUN make build \
 FROM debian:12-slim
 RUN apt-get update \
 	&& DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-		libmicrohttpd12 libjansson4 libssl3 libgnutls30 \
+		libmicrohttpd12 libjansson4 libgnutls30 libcurl3-gnutls \
 	&& rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/vgpu-webhook /usr/local/bin/vgpu-webhook
 USER 65532:65532

@@ -30,4 +30,5 @@ chart: build chart-tools
 			{ cat $(CHART_TOOLS)/lint.log; exit 1; }; \
 	done
 	@$(CHART_ENV) CHART_HELM=$(CHART_HELM) CHART_CEL_JS=$(CHART_TOOLS)/cel-js \
-		VGPU_WEBHOOK=$(BIN) $(PYTEST) tests/chart/test_chart.py
+		VGPU_WEBHOOK=$(BIN) $(PYTEST) tests/chart/test_chart.py \
+		tests/chart/test_ops.py
