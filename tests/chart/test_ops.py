@@ -549,3 +549,120 @@ def test_self_signed_ca_overlap(helm):
             if data2:
                 T.equal("overlap-next: the Secret is kept", data2, data)
                 T.equal("overlap-next: caBundle is the Secret's CA alone", bundle2, data["ca.crt"])
+
+
+# --- helm test, run: the test pod's own arguments against the binary --------
+
+def serve(d, cert, key, client_ca=None):
+    """The binary serving cert on 127.0.0.1; (process, port) once ready."""
+    import socket
+    import time
+    port = C.free_port()
+    argv = [C.BIN, "serve", "--listen", f"127.0.0.1:{port}", "--tls-cert-file", cert,
+            "--tls-private-key-file", key, "--metrics-listen", ""]
+    if client_ca:
+        argv += ["--tls-client-ca-file", client_ca]
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=open(os.path.join(d, "serve.log"), "w"))
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.5).close()
+            return proc, port
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise AssertionError("the server did not start")
+
+
+def run_pod_check(pod, port, files):
+    """Runs the test pod's check with its own arguments, the Service URL
+    pointed at 127.0.0.1:port (its name kept for SNI and verification) and
+    the mounted files at local paths.  Returns (status, output)."""
+    from urllib.parse import urlsplit
+    args = list(pod["spec"]["containers"][0]["args"])
+    i = args.index("--url") + 1
+    url = urlsplit(args[i])
+    args[i] = f"https://127.0.0.1:{port}{url.path}"
+    args = [files.get(a, a) for a in args] + ["--server-name", url.hostname]
+    p = subprocess.run([C.BIN] + args, capture_output=True, text=True,
+                       stdin=subprocess.DEVNULL, timeout=60)
+    return p.returncode, (p.stdout + p.stderr).strip()
+
+
+@checks
+def test_helm_test_runs(helm):
+    T.section("helm test: the test pod's check passes against the binary serving the mode's pair")
+    if not os.access(C.BIN, os.X_OK):
+        T.cannot(f"no {C.BIN} (make build)")
+        return
+    with tempfile.TemporaryDirectory() as d:
+        # selfSigned: the pair and CA the chart generated.
+        r = C.render("run-selfsigned", [C.ci_values("selfsigned")])
+        if C.selfsigned_ok(r):
+            data = C.tls_secret_data(r, f"{RELEASE}-tls")
+            for k in data:
+                C.write(os.path.join(d, k), data[k])
+            proc, port = serve(d, os.path.join(d, "tls.crt"), os.path.join(d, "tls.key"))
+            try:
+                rc, out = run_pod_check(helm_test_pod(r), port, {"/ca/ca.crt": os.path.join(d, "ca.crt")})
+                T.check("run-selfsigned: helm test's check passes", rc == 0 and out.startswith("ok: "), out)
+                other = C.render("run-other", [C.ci_values("selfsigned")])
+                if C.selfsigned_ok(other):
+                    C.write(os.path.join(d, "other.crt"),
+                            C.tls_secret_data(other, f"{RELEASE}-tls")["ca.crt"])
+                    rc, out = run_pod_check(helm_test_pod(other), port,
+                                            {"/ca/ca.crt": os.path.join(d, "other.crt")})
+                    T.check("run-selfsigned: a CA from another install fails with tls:",
+                            rc == 1 and "tls:" in out, out)
+            finally:
+                proc.terminate()
+                proc.wait(30)
+
+        # existingSecret and clientAuth: a pair from certs/gen-certs.sh.
+        gen = os.path.join(d, "gen")
+        p = subprocess.run(["sh", C.GEN_CERTS, "--service", RELEASE, "--namespace", NS, "--out",
+                            gen, "--client", "kube-apiserver", "--force"],
+                           capture_output=True, text=True, timeout=60)
+        if not T.check("gen-certs.sh makes a pair", p.returncode == 0, p.stderr):
+            return
+        bundle = p.stdout.strip()
+        r = C.render("run-existing", [C.ci_values("existingsecret")],
+                     sets=[f"certificates.existingSecret.caBundle={bundle}"])
+        if not r:
+            return
+        pod = helm_test_pod(r)
+        C.write(os.path.join(d, "annotation-ca.crt"),
+                pod["metadata"]["annotations"]["vgpu-webhook.hami.io/ca.crt"].encode())
+        proc, port = serve(d, os.path.join(gen, "tls.crt"), os.path.join(gen, "tls.key"))
+        try:
+            rc, out = run_pod_check(pod, port, {"/ca/ca.crt": os.path.join(d, "annotation-ca.crt")})
+            T.check("run-existing: helm test's check passes with the CA of the annotation",
+                    rc == 0, out)
+        finally:
+            proc.terminate()
+            proc.wait(30)
+
+        r = C.render("run-client", [C.ci_values("existingsecret")],
+                     sets=[f"certificates.existingSecret.caBundle={bundle}",
+                           "clientAuth.enabled=true", "clientAuth.caConfigMap=apiserver-ca",
+                           "helmTest.clientCertSecret=check-client"])
+        if not r:
+            return
+        pod = helm_test_pod(r)
+        proc, port = serve(d, os.path.join(gen, "tls.crt"), os.path.join(gen, "tls.key"),
+                           client_ca=os.path.join(gen, "ca.crt"))
+        files = {"/ca/ca.crt": os.path.join(d, "annotation-ca.crt"),
+                 "/client/tls.crt": os.path.join(gen, "client.crt"),
+                 "/client/tls.key": os.path.join(gen, "client.key")}
+        try:
+            rc, out = run_pod_check(pod, port, files)
+            T.check("run-client: helm test's check passes with the client certificate", rc == 0, out)
+            bare = copy.deepcopy(pod)
+            a = bare["spec"]["containers"][0]["args"]
+            del a[a.index("--cert-file"):a.index("--key-file") + 2]
+            rc, out = run_pod_check(bare, port, files)
+            T.check("run-client: without it the webhook answers 403", rc == 1 and "403" in out, out)
+        finally:
+            proc.terminate()
+            proc.wait(30)
