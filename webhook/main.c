@@ -153,7 +153,7 @@ static void usage(FILE *out)
 		const char *title;
 		unsigned commands;
 	} groups[] = {
-		{ "flags of every command:", ON_EVERY },
+		{ "flags of serve, review and default:", ON_EVERY },
 		{ "flags of serve:", ON_SERVE },
 		{ "flags of check:", ON_CHECK },
 	};
