@@ -350,11 +350,16 @@ def ops_render(name="operations", extra=()):
 @checks
 def test_operations_render(helm):
     T.section("ci/operations-values.yaml: PrometheusRule, dashboard, NetworkPolicy")
-    r = ops_render("operations-no-crd")
+    r = ops_render("operations-no-crd", ["--set", "prometheusRule.skipAPICheck=false"])
     if r:
         T.equal("operations-no-crd: no PrometheusRule without monitoring.coreos.com/v1",
                 r.all("PrometheusRule"), [])
-    r = ops_render("operations", ["--api-versions", "monitoring.coreos.com/v1"])
+    r = ops_render("operations-crd", ["--set", "prometheusRule.skipAPICheck=false",
+                                      "--api-versions", "monitoring.coreos.com/v1"])
+    if r:
+        T.equal("operations-crd: a PrometheusRule where monitoring.coreos.com/v1 exists",
+                len(r.all("PrometheusRule")), 1)
+    r = ops_render("operations")
     if not r:
         return
     rule = r.one("PrometheusRule")
@@ -453,7 +458,7 @@ def promtool_tests(rules):
 @checks
 def test_alert_rules_promtool(helm):
     T.section("alerts: promtool check rules and promtool test rules")
-    r = ops_render("alerts", ["--api-versions", "monitoring.coreos.com/v1"])
+    r = ops_render("alerts")
     if not r:
         return
     spec = r.one("PrometheusRule")["spec"]
