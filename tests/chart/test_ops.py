@@ -255,6 +255,19 @@ def check_test_pod(r, ca_volume, client=None):
         T.check(f"{tag}: client certificate from Secret {client}",
                 vols.get(mounts.get("/client"), {}).get("secret", {}).get("secretName") == client
                 and "--cert-file" in args and "--key-file" in args, (args, vols))
+    labels = pod["metadata"].get("labels") or {}
+    raw = [l for l in r.text.split("\n---")
+           if "helm.sh/hook: test" in l and "kind: Pod" in l]
+    T.check(f"{tag}: test pod labels without duplicate keys",
+            raw and len(re.findall(r"^    app\.kubernetes\.io/component:", raw[0], re.M)) == 1, raw)
+    selectors = [("Service", svc["spec"]["selector"]), ("Deployment", dep["spec"]["selector"])]
+    selectors += [("PodDisruptionBudget", p["spec"]["selector"]) for p in r.all("PodDisruptionBudget")]
+    selectors += [("NetworkPolicy", p["spec"]["podSelector"]) for p in r.all("NetworkPolicy")]
+    for kind, sel in selectors:
+        if kind == "Service":
+            sel = {"matchLabels": sel}
+        T.check(f"{tag}: the {kind} does not select the test pod",
+                not C.selector_matches(sel, labels), (sel, labels))
     sc = c.get("securityContext") or {}
     T.check(f"{tag}: test pod non-root, read-only root, no capabilities",
             pod["spec"]["securityContext"].get("runAsNonRoot") and sc.get("readOnlyRootFilesystem")
@@ -374,6 +387,10 @@ def test_operations_render(helm):
     dep = r.one("Deployment")
     T.check("operations: NetworkPolicy selects the webhook pods",
             C.selector_matches(np_["spec"]["podSelector"], dep["spec"]["template"]["metadata"]["labels"]))
+    tp = helm_test_pod(r)
+    T.check("operations: NetworkPolicy leaves the helm test pod alone",
+            tp is not None and not C.selector_matches(np_["spec"]["podSelector"],
+                                                      tp["metadata"]["labels"]))
     ing = np_["spec"]["ingress"]
     T.check("operations: HTTPS port open to everyone by default",
             ing[0]["ports"][0]["port"] == "https" and "from" not in ing[0], ing)
