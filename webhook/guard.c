@@ -241,15 +241,17 @@ void guard_env(struct guard_run *run, guard_written_fn *written,
 
 		json_array_foreach(c->env, j, e) {
 			json_t *jname = json_object_get(e, "name");
-			const json_t *value = json_object_get(e, "value");
-			const json_t *from = json_object_get(e, "valueFrom");
 			const char *name = json_string_value(jname);
+			const json_t *value, *from;
 			const char *text;
 			size_t len;
 
+			/* Most names stop here, before any other lookup. */
 			if (!name || pattern_set_findn(&g->names, name,
 					json_string_length(jname)) < 0)
 				continue;
+			value = json_object_get(e, "value");
+			from = json_object_get(e, "valueFrom");
 			if (from && json_is_null(from))
 				from = NULL;
 			if (!value || json_is_null(value))

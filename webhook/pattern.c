@@ -29,16 +29,26 @@ int pattern_set_init(struct pattern_set *set, const char *const *texts,
 {
 	size_t i;
 
-	set->n = 0;
+	memset(set, 0, sizeof(*set));
 	set->items = calloc(n ? n : 1, sizeof(*set->items));
 	if (!set->items)
 		return -1;
 	for (i = 0; i < n; i++) {
+		const struct pattern *p = &set->items[i];
+		unsigned char c;
+
 		if (compile(&set->items[i], texts[i])) {
 			pattern_set_release(set);
 			return -1;
 		}
 		set->n++;
+		c = (unsigned char)p->text[0];
+		if (!p->prefix)
+			set->any_first = true;
+		else
+			set->first[c >> 3] |= (unsigned char)(1u << (c & 7));
+		if (p->prefix + p->suffix == 0 || !p->len)
+			set->empty = true;
 	}
 	return 0;
 }
@@ -68,8 +78,7 @@ void pattern_set_release(struct pattern_set *set)
 	for (i = 0; set->items && i < set->n; i++)
 		free(set->items[i].text);
 	free(set->items);
-	set->items = NULL;
-	set->n = 0;
+	memset(set, 0, sizeof(*set));
 }
 
 /*
@@ -125,6 +134,10 @@ long pattern_set_findn(const struct pattern_set *set, const char *s,
 {
 	size_t i;
 
+	if (!len ? !set->empty :
+	    !set->any_first && !(set->first[(unsigned char)s[0] >> 3] &
+				 (1u << ((unsigned char)s[0] & 7))))
+		return -1;
 	for (i = 0; i < set->n; i++)
 		if (pattern_matchn(&set->items[i], s, len))
 			return (long)i;

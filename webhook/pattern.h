@@ -26,9 +26,15 @@ struct pattern {
 struct pattern_set {
 	struct pattern *items; /* owned */
 	size_t n;
+	/* A name can match only when its first byte is set here, or when
+	 * some pattern starts with `*` (any_first); the empty name only when
+	 * some pattern can match it (empty).  Most names stop at this test. */
+	unsigned char first[32];
+	bool any_first;
+	bool empty;
 };
 
-#define PATTERN_SET_INIT { NULL, 0 }
+#define PATTERN_SET_INIT { NULL, 0, { 0 }, false, false }
 
 /*
  * Compiles texts[0..n) (copied) into *set, whose former content is not
