@@ -18,6 +18,7 @@
 #include "cmd_review.h"
 #include "cmd_serve.h"
 #include "config.h"
+#include "review.h"
 #include "text.h"
 
 #define PROG "vgpu-webhook"
@@ -27,6 +28,7 @@ enum command { CMD_SERVE, CMD_REVIEW, CMD_DEFAULT, CMD_VERSION };
 #define ON_SERVE (1u << CMD_SERVE)
 #define ON_EVERY \
 	(ON_SERVE | 1u << CMD_REVIEW | 1u << CMD_DEFAULT | 1u << CMD_VERSION)
+#define ON_OFFLINE (1u << CMD_REVIEW | 1u << CMD_DEFAULT)
 
 struct flag;
 
@@ -43,6 +45,8 @@ struct args {
 	const char *file;        /* review, default: the input */
 	const char *config_file; /* --config */
 	struct cmd_serve_options serve;
+	struct review_options offline; /* review, default: --user, --group */
+	json_t *groups;           /* --group values, or NULL */
 	struct setting *settings; /* room for one per argument */
 	size_t nsettings;
 };
@@ -73,7 +77,7 @@ struct flag {
 
 static flag_set_fn set_help, set_config_file, set_listen, set_metrics_listen,
 	set_tls_cert_file, set_tls_private_key_file, set_tls_client_ca_file,
-	set_log_format, set_verbosity;
+	set_log_format, set_verbosity, set_user, set_group;
 
 static const struct flag flags[] = {
 	{ "help", ON_EVERY, NULL, NULL, set_help, NULL },
@@ -105,6 +109,13 @@ static const struct flag flags[] = {
 	  set_log_format, NULL },
 	{ "v", ON_SERVE, "LEVEL", "log verbosity (default 0)", set_verbosity,
 	  NULL },
+	/* The requester of the guards (SPEC 4 step 2), offline only. */
+	{ "user", ON_OFFLINE, "NAME",
+	  "the requester (review: replaces\nrequest.userInfo.username)",
+	  set_user, NULL },
+	{ "group", ON_OFFLINE, "G",
+	  "a group of the requester, repeatable\n(review: replaces request.userInfo.groups)",
+	  set_group, NULL },
 };
 
 #define NFLAGS (sizeof(flags) / sizeof(flags[0]))
@@ -135,6 +146,7 @@ static void usage(FILE *out)
 	} groups[] = {
 		{ "flags of every command:", ON_EVERY },
 		{ "flags of serve:", ON_SERVE },
+		{ "flags of review and default:", ON_OFFLINE },
 	};
 	size_t g, i;
 
@@ -278,6 +290,29 @@ static int set_log_format(struct args *a, const struct flag *f,
 		return -1;
 	}
 	a->serve.log_json = !strcmp(value, "json");
+	return 0;
+}
+
+static int set_user(struct args *a, const struct flag *f, const char *value,
+		    char *err, size_t errlen)
+{
+	(void)f;
+	(void)err;
+	(void)errlen;
+	a->offline.username = value;
+	return 0;
+}
+
+static int set_group(struct args *a, const struct flag *f, const char *value,
+		     char *err, size_t errlen)
+{
+	if ((!a->groups && !(a->groups = json_array())) ||
+	    json_array_append_new(a->groups, json_string(value))) {
+		snprintf(err, errlen, "--%s: out of memory or not UTF-8: \"%.64s\"",
+			 f->name, value);
+		return -1;
+	}
+	a->offline.groups = a->groups;
 	return 0;
 }
 
@@ -491,7 +526,8 @@ int main(int argc, char **argv)
 		status = cmd_serve_run(&cfg, &a.serve);
 		break;
 	case CMD_REVIEW:
-		status = cmd_review_run(&cfg, a.file ? a.file : "-");
+		status = cmd_review_run(&cfg, a.file ? a.file : "-",
+					&a.offline);
 		break;
 	case CMD_DEFAULT:
 		status = cmd_default_run(&cfg, a.file ? a.file : "-");
@@ -502,5 +538,6 @@ int main(int argc, char **argv)
 	config_release(&cfg);
 out:
 	free(a.settings);
+	json_decref(a.groups);
 	return status;
 }
