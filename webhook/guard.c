@@ -49,9 +49,13 @@ static int key_cmp(const void *a, const void *b)
 	return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
-/* Whether the string values a and b (either may be NULL) differ. */
+/* Whether the string values a and b (NULL or null: absent) differ. */
 static bool differ(const json_t *a, const json_t *b)
 {
+	if (json_is_null(a))
+		a = NULL;
+	if (json_is_null(b))
+		b = NULL;
 	if (!a || !b)
 		return a != b;
 	return json_string_length(a) != json_string_length(b) ||
@@ -73,7 +77,7 @@ static void collect_keys(const struct pattern_set *set, const json_t *map,
 	json_t *v;
 
 	json_object_keylen_foreach((json_t *)map, k, klen, v) {
-		if (pattern_set_findn(set, k, klen) < 0)
+		if (json_is_null(v) || pattern_set_findn(set, k, klen) < 0)
 			continue;
 		if (update && !differ(v, json_object_getn(old, k, klen)))
 			continue;
@@ -81,9 +85,12 @@ static void collect_keys(const struct pattern_set *set, const json_t *map,
 	}
 	if (!update)
 		return;
+	/* Removed: in old, absent (or null) in map. */
 	json_object_keylen_foreach((json_t *)old, k, klen, v) {
-		if (pattern_set_findn(set, k, klen) >= 0 &&
-		    !json_object_getn(map, k, klen))
+		const json_t *now = json_object_getn(map, k, klen);
+
+		if (!json_is_null(v) && (!now || json_is_null(now)) &&
+		    pattern_set_findn(set, k, klen) >= 0)
 			keys[(*n)++] = (struct key){ k, klen };
 	}
 }

@@ -342,7 +342,8 @@ static bool read_string_map(struct reader *r, const json_t *map,
 	json_object_keylen_foreach((json_t *)map, k, klen, v) {
 		char shown[POD_LINE_SIZE];
 
-		if (json_is_string(v))
+		/* null counts as absent, as everywhere in the pod. */
+		if (json_is_string(v) || json_is_null(v))
 			continue;
 		text_mask_cutn(shown, sizeof(shown), k, klen, 64);
 		invalid(r, "metadata.%s[\"%s\"]: expected a string, got %s",

@@ -261,7 +261,7 @@ static int handle_json(const struct config *cfg, const json_t *root,
 	struct policy_requester who;
 	enum policy_operation op;
 	bool decided = false;
-	json_t *request, *object, *meta, *user;
+	json_t *request, *object, *meta, *user, *name;
 	struct buf out = BUF_INIT;
 	const char *api, *bad = NULL;
 	json_t *uid;
@@ -304,9 +304,12 @@ static int handle_json(const struct config *cfg, const json_t *root,
 	if (!opt)
 		opt = &defaults;
 	user = json_object_get(request, "userInfo");
+	name = json_object_get(user, "username");
+	/* A name holding a NUL byte is no one's (it would compare short). */
 	who.username = opt->username ? opt->username :
-		       json_is_string(json_object_get(user, "username")) ?
-		       json_string_value(json_object_get(user, "username")) : "";
+		       json_is_string(name) &&
+		       strlen(json_string_value(name)) == json_string_length(name) ?
+		       json_string_value(name) : "";
 	who.groups = opt->groups ? opt->groups :
 		     json_is_array(json_object_get(user, "groups")) ?
 		     json_object_get(user, "groups") : NULL;
