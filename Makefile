@@ -9,7 +9,8 @@
 # A plain `make` only builds: it never installs packages (make deps does).
 #
 # Knobs: BUILD (output folder), SANITIZE=1 (ASan+UBSan build, use with
-# BUILD=build/asan), WERROR=0 (drop -Werror), CC, OPT (the project's
+# BUILD=build/asan), MEMCHECK=1 (describe the arena to valgrind's memcheck,
+# as make valgrind does), WERROR=0 (drop -Werror), CC, OPT (the project's
 # optimisation flags), and the usual CPPFLAGS, CFLAGS and LDFLAGS, which
 # come after the project's own flags (make CFLAGS=-O0 builds unoptimised).
 # The Python suites run under pytest: PYTEST_FLAGS (default -q; -v lists
@@ -23,6 +24,7 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 WERROR ?= 1
 SANITIZE ?= 0
+MEMCHECK ?= 0
 PYTHON ?= /usr/bin/python3
 FIXTURES_JOBS ?= 1
 PYTEST_FLAGS ?= -q
@@ -60,7 +62,8 @@ CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
 
 # The project's flags, then the user's: a later flag wins.  -MMD -MP write
 # each object's header dependencies next to it (included at the end).
-VGPU_CPPFLAGS = -D_POSIX_C_SOURCE=200809L -DOPENSSL_API_COMPAT=30000 $(FORTIFY)
+VGPU_CPPFLAGS = -D_POSIX_C_SOURCE=200809L -DOPENSSL_API_COMPAT=30000 $(FORTIFY) \
+	$(if $(filter 1,$(MEMCHECK)),-DARENA_MEMCHECK)
 VGPU_CFLAGS = -std=c17 $(WARN) $(OPT) $(HARDEN) -fPIC
 DEPFLAGS = -MMD -MP
 BASE_CFLAGS = $(VGPU_CPPFLAGS) $(CPPFLAGS) $(VGPU_CFLAGS) $(CFLAGS)
@@ -161,6 +164,9 @@ $(CANARY): tests/unit/arena_canary.c $(CANARY).d $(APPA) $(LIBA)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(APPA) $(LIBA) $(PKG_LIBS) -lpthread \
 		$(LDLIBS)
 
+# Only a MEMCHECK build describes the arena to memcheck: elsewhere the
+# target builds one in build/vg, as make valgrind does.
+ifeq ($(MEMCHECK),1)
 arena-canary: $(CANARY)
 	@valgrind --error-exitcode=99 $(CANARY) >$(CANARY).log 2>&1; rc=$$?; \
 	n=$$(grep -c "Invalid read of size" $(CANARY).log); \
@@ -168,6 +174,11 @@ arena-canary: $(CANARY)
 		echo "arena canary: memcheck reported $$n of the 2 reads into" \
 			"the arena (exit $$rc)"; exit 1; fi; \
 	echo "arena canary: memcheck reported the 2 reads into the arena"
+else
+arena-canary:
+	@$(MAKE) --no-print-directory BUILD=build/vg OPT='-O1 -g' MEMCHECK=1 \
+		arena-canary
+endif
 
 # Every suite under ASan and UBSan, in its own build folder.
 asan:
@@ -179,7 +190,7 @@ VALGRIND = valgrind -q --error-exitcode=99 --leak-check=full \
 	--show-leak-kinds=definite,indirect,possible \
 	--errors-for-leak-kinds=definite,indirect,possible
 valgrind:
-	@$(MAKE) --no-print-directory BUILD=build/vg OPT='-O1 -g' \
+	@$(MAKE) --no-print-directory BUILD=build/vg OPT='-O1 -g' MEMCHECK=1 \
 		TEST_WRAPPER='$(VALGRIND)' FIXTURES_JOBS=2 unit fixtures \
 		arena-canary
 
@@ -191,9 +202,11 @@ test: deps
 	@$(MAKE) --no-print-directory check
 
 check: build
-	@set -e; for t in $(TEST_TARGETS) asan valgrind; do \
-		echo "=== make $$t"; $(MAKE) --no-print-directory $$t; done
-	@echo "=== all test suites passed"
+	@set -e; all=$$(date +%s); for t in $(TEST_TARGETS) asan valgrind; do \
+		echo "=== make $$t"; s=$$(date +%s); \
+		$(MAKE) --no-print-directory $$t; \
+		echo "=== make $$t: $$(($$(date +%s) - s)) s"; done; \
+	echo "=== all test suites passed in $$(($$(date +%s) - all)) s"
 
 run: deps
 	@$(MAKE) --no-print-directory build

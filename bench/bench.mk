@@ -23,10 +23,12 @@ $(GOREF): bench/goref/main.go
 	GO111MODULE=off GOFLAGS= GOPROXY=off GOCACHE=$(abspath $(BENCH_OUT))/gocache \
 		go build -trimpath -o $@ bench/goref/main.go
 
-$(HANDSHAKE): bench/handshake.c
+# It takes the webhook's file reader, and nothing else of it.
+$(HANDSHAKE): bench/handshake.c webhook/file.c webhook/file.h
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(LDALL) -o $@ $< \
-		$(shell pkg-config --libs openssl) -lpthread $(LDLIBS)
+	$(CC) $(BASE_CFLAGS) -Iwebhook $(LDALL) -o $@ bench/handshake.c \
+		webhook/file.c $(shell pkg-config --libs openssl) -lpthread \
+		$(LDLIBS)
 
 # The admission core without HTTP or TLS.
 $(CORE): bench/core.c $(APPA) $(LIBA)

@@ -18,6 +18,7 @@
  * Exit status 0, or 1 when a file cannot be read or is not answered with
  * HTTP 200.  Under valgrind --tool=callgrind, use a small -t.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 
 #include "arena.h"
 #include "config.h"
+#include "file.h"
 #include "review.h"
 
 #define SLICES 5
@@ -38,32 +40,6 @@ static double cpu_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/*
- * Reads the whole file at path into a malloc'd buffer of *len bytes.
- * Returns NULL on failure.
- */
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *data = NULL;
-	long size;
-
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET))
-		goto out;
-	data = malloc((size_t)size + 1);
-	if (data && fread(data, 1, (size_t)size, f) != (size_t)size) {
-		free(data);
-		data = NULL;
-	}
-	*len = (size_t)size;
-out:
-	fclose(f);
-	return data;
-}
-
 /* Decides the review in path for about ms of CPU time; 0 or -1. */
 static int bench_file(const struct config *cfg, const char *path, long ms)
 {
@@ -73,10 +49,10 @@ static int bench_file(const struct config *cfg, const char *path, long ms)
 	size_t len, ops;
 	int slice;
 	enum review_outcome outcome;
-	char *body = read_file(path, &len);
+	char *body, err[256];
 	int rc;
 
-	if (!body) {
+	if (file_read(path, SIZE_MAX, &body, &len, err, sizeof(err))) {
 		fprintf(stderr, "core: cannot read '%s'\n", path);
 		return -1;
 	}

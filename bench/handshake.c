@@ -36,6 +36,8 @@
 #include <openssl/objects.h>
 #include <openssl/ssl.h>
 
+#include "file.h"
+
 #define MAX_THREADS 256
 #define MAX_SAMPLES 65536 /* latencies kept per thread; the rest counted */
 
@@ -165,32 +167,6 @@ static int cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/*
- * Reads the whole file at path into a malloc'd buffer of *len bytes.
- * Returns NULL on failure.
- */
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *data = NULL;
-	long size;
-
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET))
-		goto out;
-	data = malloc((size_t)size + 1);
-	if (data && fread(data, 1, (size_t)size, f) != (size_t)size) {
-		free(data);
-		data = NULL;
-	}
-	*len = (size_t)size;
-out:
-	fclose(f);
-	return data;
-}
-
 /* Builds the request text; returns a malloc'd string or NULL. */
 static char *make_request(const char *host, const char *port, const char *path,
 			  const char *body, size_t body_len, size_t *len)
@@ -236,7 +212,7 @@ int main(int argc, char **argv)
 	struct worker *workers = NULL;
 	struct addrinfo hints = { 0 }, *addr = NULL;
 	const char *body_file = NULL, *path = NULL;
-	char *body = NULL, *request = NULL, *end;
+	char *body = NULL, *request = NULL, *end, err[256];
 	uint32_t *all = NULL;
 	size_t body_len = 0, request_len = 0, total = 0, i;
 	uint64_t start, requests = 0, errors = 0, elapsed;
@@ -278,7 +254,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "handshake: cannot resolve %s\n", argv[optind]);
 		goto out;
 	}
-	if (body_file && !(body = read_file(body_file, &body_len))) {
+	if (body_file && file_read(body_file, SIZE_MAX, &body, &body_len, err,
+				   sizeof(err))) {
 		fprintf(stderr, "handshake: cannot read '%s'\n", body_file);
 		goto out;
 	}

@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """Writes the benchmark's AdmissionReview bodies into a folder.
 
-Each body is shaped like what the API server sends for a Pod CREATE (SPEC
-section 7): defaulted spec, managedFields, generateName without name,
-requests that hold every key of limits, canonical quantity strings, the two
-default tolerations and a projected service-account volume.
+Each body is shaped like what the API server sends for a Pod CREATE
+(docs/behaviour.md §7, #s7-sent): defaulted spec, managedFields,
+generateName without name, requests that hold every key of limits,
+canonical quantity strings, the two default tolerations and a projected
+service-account volume.
 
     payloads.py --out build/bench/payloads
 

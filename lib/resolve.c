@@ -1,6 +1,6 @@
 /*
- * resolve.c - one container's request for one device family (SPEC section
- * 3, steps 1 to 5).
+ * resolve.c - one container's request for one device family
+ * (docs/behaviour.md §3.1 to §3.5).
  */
 #include <stdio.h>
 #include <string.h>
@@ -43,37 +43,28 @@ static const struct vgpu_pair *find(const struct vgpu_pair *pairs, size_t n,
 }
 
 /*
- * Copies s[0..len) into dst[0..size) without control bytes (C0, DEL and the
- * UTF-8 encoded C1 range); a text that does not fit is cut and ends in
- * "...".  Never splits a UTF-8 sequence.  size is at least 4.
+ * Takes the next error of errs and fills its code, its key and its value:
+ * the value of pair masked and cut only where it does not fit
+ * (vgpu_mask_cutn()), also written to value for the caller's message.
+ * Returns the error for the caller to write the message, or NULL when errs
+ * already holds VGPU_MAX_ERRORS (the error is dropped).
  */
-static void mask_value(char *dst, size_t size, const char *s, size_t len)
+static struct vgpu_error *next_error(struct vgpu_errors *errs, int code,
+				     const char *key,
+				     const struct vgpu_pair *pair,
+				     char value[VGPU_VALUE_MAX])
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, o = 0, cut = 0;
+	struct vgpu_error *e;
 
-	while (i < len) {
-		size_t n = p[i] >= 0xf0 ? 4 : p[i] >= 0xe0 ? 3 : p[i] >= 0xc0 ? 2 : 1;
-
-		if (n > len - i)
-			break;
-		if (p[i] < 0x20 || p[i] == 0x7f ||
-		    (n == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0)) {
-			i += n;
-			continue;
-		}
-		if (o + n >= size) {
-			memcpy(dst + cut, "...", 3);
-			o = cut + 3;
-			break;
-		}
-		memcpy(dst + o, s + i, n);
-		o += n;
-		i += n;
-		if (o + 4 <= size)
-			cut = o; /* "..." and the NUL still fit after this */
-	}
-	dst[o] = '\0';
+	if (errs->count >= VGPU_MAX_ERRORS)
+		return NULL;
+	vgpu_mask_cutn(value, VGPU_VALUE_MAX, pair->value, pair->value_len,
+		       VGPU_VALUE_MAX);
+	e = &errs->error[errs->count++];
+	e->code = code;
+	e->key = key;
+	memcpy(e->value, value, VGPU_VALUE_MAX);
+	return e;
 }
 
 /*
@@ -83,18 +74,12 @@ static void mask_value(char *dst, size_t size, const char *s, size_t len)
 static void add_error(struct vgpu_errors *errs, int code, const char *key,
 		      const struct vgpu_pair *pair, const char *text)
 {
-	struct vgpu_error *e;
 	char value[VGPU_VALUE_MAX];
+	struct vgpu_error *e = next_error(errs, code, key, pair, value);
 
-	if (errs->count >= VGPU_MAX_ERRORS)
-		return;
-	mask_value(value, sizeof(value), pair->value, pair->value_len);
-	e = &errs->error[errs->count++];
-	e->code = code;
-	e->key = key;
-	memcpy(e->value, value, sizeof(value));
-	snprintf(e->message, sizeof(e->message), "%.90s=%s %.72s", key, value,
-		 text);
+	if (e)
+		snprintf(e->message, sizeof(e->message), "%.90s=%s %.72s", key,
+			 value, text);
 }
 
 /*
@@ -133,7 +118,7 @@ static bool bytes_hint(const struct vgpu_pair *pair, int64_t *hint)
 }
 
 /*
- * Step 2 for one effective value: whole, in range, and for memory not
+ * §3.2 for one effective value: whole, in range, and for memory not
  * written as bytes.  parsed is false when the parser found the value too
  * large for int64.  Returns 0 and sets *value, or records an error.
  */
@@ -179,15 +164,11 @@ static void add_mismatch(struct vgpu_errors *errs, const char *key,
 	struct vgpu_error *err;
 	char limit[VGPU_VALUE_MAX], request[VGPU_VALUE_MAX];
 
-	if (errs->count >= VGPU_MAX_ERRORS)
+	err = next_error(errs, VGPU_EMISMATCH, key, e->limit, limit);
+	if (!err)
 		return;
-	mask_value(limit, sizeof(limit), e->limit->value, e->limit->value_len);
-	mask_value(request, sizeof(request), e->request->value,
-		   e->request->value_len);
-	err = &errs->error[errs->count++];
-	err->code = VGPU_EMISMATCH;
-	err->key = key;
-	memcpy(err->value, limit, sizeof(limit));
+	vgpu_mask_cutn(request, sizeof(request), e->request->value,
+		       e->request->value_len, sizeof(request));
 	snprintf(err->message, sizeof(err->message),
 		 "%.90s: request %s differs from limit %s", key, request,
 		 limit);
@@ -201,21 +182,17 @@ static void add_conflict(struct vgpu_errors *errs, const char *mem_key,
 	struct vgpu_error *err;
 	char m[VGPU_VALUE_MAX], p[VGPU_VALUE_MAX];
 
-	if (errs->count >= VGPU_MAX_ERRORS)
+	err = next_error(errs, VGPU_ECONFLICT, mem_key, mem, m);
+	if (!err)
 		return;
-	mask_value(m, sizeof(m), mem->value, mem->value_len);
-	mask_value(p, sizeof(p), pct->value, pct->value_len);
-	err = &errs->error[errs->count++];
-	err->code = VGPU_ECONFLICT;
-	err->key = mem_key;
-	memcpy(err->value, m, sizeof(m));
+	vgpu_mask_cutn(p, sizeof(p), pct->value, pct->value_len, sizeof(p));
 	snprintf(err->message, sizeof(err->message),
 		 "%.60s=%s and %.60s=%s are both set; give one", mem_key, m,
 		 pct_key, p);
 }
 
 /*
- * Steps 1 and 2 for one resource: the effective value is the limit, or the
+ * §3.1 and §3.2 for one resource: the effective value is the limit, or the
  * request when there is no limit; a request that differs from its limit is
  * an error.  A value too large for int64 (VGPU_ERANGE from the parser) is
  * reported by check() as out of range.  Returns 0 and sets *value, or a
@@ -310,7 +287,7 @@ int vgpu_resolve(const struct vgpu_family *f, const struct vgpu_pair *limits,
 		return first;
 	}
 
-	/* Step 3 and 4: is this a vGPU container of the family? */
+	/* §3.3 and §3.4: is this a vGPU container of the family? */
 	if (r.present & VGPU_BIT(VGPU_COUNT)) {
 		r.kind = r.value[VGPU_COUNT] ? VGPU_KIND_SHARED : VGPU_KIND_ZERO;
 	} else if (r.present & (VGPU_BIT(VGPU_MEMORY) |
@@ -329,7 +306,7 @@ int vgpu_resolve(const struct vgpu_family *f, const struct vgpu_pair *limits,
 		r.kind = VGPU_KIND_NONE;
 	}
 
-	/* Step 5: memory and cores of a vGPU container. */
+	/* §3.5: memory and cores of a vGPU container. */
 	if (r.kind == VGPU_KIND_SHARED) {
 		if (!(r.present & (VGPU_BIT(VGPU_MEMORY) |
 				   VGPU_BIT(VGPU_MEMORY_PERCENTAGE)))) {

@@ -155,7 +155,7 @@ enum vgpu_resource {
 
 #define VGPU_BIT(res) (1u << (res))
 
-/* Largest values (SPEC section 3, step 2; section 2 for the defaults). */
+/* Largest values (docs/behaviour.md §3.2; §2 for the defaults). */
 #define VGPU_MAX_COUNT INT64_C(2147483647)
 #define VGPU_MAX_MEMORY INT64_C(1048576)
 #define VGPU_MAX_PERCENTAGE INT64_C(100)
@@ -176,7 +176,7 @@ struct vgpu_family {
 	int64_t default_cores;   /* 0..100; 0: no fixed default */
 };
 
-/* The built-in NVIDIA family (SPEC section 2). */
+/* The built-in NVIDIA family (docs/behaviour.md §2, #s2-devices). */
 extern const struct vgpu_family vgpu_family_nvidia;
 
 /* The configuration key of a resource name, "resourceCountName" and so on. */
@@ -185,6 +185,41 @@ const char *vgpu_resource_config_key(enum vgpu_resource res);
 /* The resource name of res in f, or NULL when the family has none. */
 const char *vgpu_family_resource(const struct vgpu_family *f,
 				 enum vgpu_resource res);
+
+/* ------------------------------------------------------------------------
+ * Text that a message quotes
+ *
+ * The library masks and cuts every value it copies into an error with
+ * these.  They are exported for the webhook, so that its messages and log
+ * lines treat text the same way; they are not needed to use the library.
+ */
+
+/*
+ * The length (1 to 4) of the UTF-8 character at the start of p[0..n),
+ * n >= 1; 0 when p does not start with a valid UTF-8 sequence: a
+ * continuation byte, C0, C1 or F5 to FF (F8 to FF are never UTF-8), an
+ * overlong form, a surrogate, a code point past U+10FFFF, or a sequence
+ * cut short by n.
+ */
+size_t vgpu_utf8_charn(const unsigned char *p, size_t n);
+
+/*
+ * Whether the character at p, a valid UTF-8 sequence (vgpu_utf8_charn()
+ * gave its length), is a control character: C0 (U+0000 to U+001F), DEL
+ * (U+007F) or C1 (U+0080 to U+009F).
+ */
+bool vgpu_utf8_is_control(const unsigned char *p);
+
+/*
+ * Copies the text s[0..len) into dst[0..size), size >= 4, for a message or
+ * a log line: control characters and the bytes that are not valid UTF-8
+ * are dropped, and at most max_chars characters (code points; at least 4)
+ * are kept.  A longer text is cut and ends in "...", as is one that does
+ * not fit in size.  dst always ends in a NUL and holds valid UTF-8 without
+ * control characters.  Returns the length written, without the NUL.
+ */
+size_t vgpu_mask_cutn(char *dst, size_t size, const char *s, size_t len,
+		      size_t max_chars);
 
 /* ------------------------------------------------------------------------
  * Errors
@@ -196,7 +231,8 @@ const char *vgpu_family_resource(const struct vgpu_family *f,
 /*
  * One error.  key points at a resource name of the family given to the
  * call (borrowed), or is NULL.  value is a copy of the offending value with
- * control characters removed, cut to fit with "..." at the end.  message is
+ * control characters and bytes that are not UTF-8 removed, cut to fit with
+ * "..." at the end (vgpu_mask_cutn()).  message is
  * a complete sentence fragment in lower case that names key and value, such
  * as: nvidia.com/gpumem=16Gi looks like bytes; the unit is MiB: did you
  * mean 16384?
@@ -225,7 +261,7 @@ int vgpu_family_check(const struct vgpu_family *f, struct vgpu_error *err)
 	VGPU_WUR;
 
 /* ------------------------------------------------------------------------
- * Resolving one container (SPEC section 3, steps 1 to 5)
+ * Resolving one container (docs/behaviour.md §3.1 to §3.5)
  */
 
 /* A resource entry of a container: key and value text, both borrowed. */
@@ -249,8 +285,8 @@ enum vgpu_kind {
  *  - present: bit VGPU_BIT(res) is set when res has a value, given or
  *    defaulted; value[res] holds it then (and is 0 otherwise).
  *  - copied: keys that had a request and no limit; the request's text is
- *    to be copied into limits unchanged (step 1).
- *  - defaulted: keys set by step 3 or 5; their text is the decimal value.
+ *    to be copied into limits unchanged (behaviour §3.1).
+ *  - defaulted: keys set by §3.3 or §3.5; their text is the decimal value.
  *  - Neither copied nor defaulted keys are set for VGPU_KIND_SKIPPED: the
  *    family's keys are left alone.
  */

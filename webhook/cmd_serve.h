@@ -24,7 +24,7 @@ struct cmd_serve_options {
 /* The largest -v LEVEL. */
 #define CMD_SERVE_VERBOSITY_MAX 10
 
-/* Fills the defaults of SPEC section 1. */
+/* Fills the defaults of docs/behaviour.md §1 (#s1-serve-flags). */
 void cmd_serve_options_init(struct cmd_serve_options *o);
 
 /*

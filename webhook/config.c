@@ -2,31 +2,17 @@
  * config.c - built-in defaults, the JSON config file, the common flags.
  */
 #include <stdint.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
-#include "compiler.h"
 #include "config.h"
 #include "toleration.h"
 #include "jsonout.h"
 #include "text.h"
 
 #define DEFAULT_SCHEDULER "hami-scheduler"
-
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-	COMPILER_PRINTF(3, 4);
-
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* Replaces *dst with a copy of s; -1 when out of memory. */
 static int set_string(char **dst, const char *s)
@@ -64,19 +50,25 @@ static void device_release(struct device *d)
 	memset(d, 0, sizeof(*d));
 }
 
-/* Fills d with empty strings and no tolerations; -1 when out of memory. */
-static int device_init_empty(struct device *d)
+/*
+ * Fills d with name and the resource names resource[0..VGPU_NRESOURCES)
+ * (NULL: all empty), empty strings elsewhere and no tolerations; -1 when
+ * out of memory.
+ */
+static int device_init(struct device *d, const char *name,
+		       const char *const *resource)
 {
 	int i;
 
 	memset(d, 0, sizeof(*d));
-	if (set_string(&d->name, "") || set_string(&d->runtime_class_name, "") ||
+	if (set_string(&d->name, name) ||
+	    set_string(&d->runtime_class_name, "") ||
 	    set_string(&d->gpu_core_policy, "") ||
 	    set_string(&d->active_oom_killer, "") ||
 	    !(d->tolerations = json_array()))
 		goto fail;
 	for (i = 0; i < VGPU_NRESOURCES; i++)
-		if (set_string(&d->resource[i], ""))
+		if (set_string(&d->resource[i], resource ? resource[i] : ""))
 			goto fail;
 	device_link(d);
 	return 0;
@@ -94,32 +86,24 @@ static void devices_free(struct device *devices, size_t n)
 	free(devices);
 }
 
-/* The built-in NVIDIA family of SPEC section 2. */
+/* The built-in NVIDIA family of docs/behaviour.md §2 (#s2-devices). */
 static int device_init_nvidia(struct device *d)
 {
 	const struct vgpu_family *nv = &vgpu_family_nvidia;
 	json_t *toleration;
-	int i;
 
-	if (device_init_empty(d))
+	if (device_init(d, nv->name, nv->resource))
 		return -1;
-	if (set_string(&d->name, nv->name))
-		goto fail;
-	for (i = 0; i < VGPU_NRESOURCES; i++)
-		if (set_string(&d->resource[i], nv->resource[i]))
-			goto fail;
 	d->family.default_gpu_num = nv->default_gpu_num;
 	d->family.default_memory = nv->default_memory;
 	d->family.default_cores = nv->default_cores;
 	toleration = json_pack("{s:s, s:s, s:s}", "key", "nvidia.com/gpu",
 			       "operator", "Exists", "effect", "NoSchedule");
-	if (json_array_append_new(d->tolerations, toleration))
-		goto fail;
-	device_link(d);
+	if (json_array_append_new(d->tolerations, toleration)) {
+		device_release(d);
+		return -1;
+	}
 	return 0;
-fail:
-	device_release(d);
-	return -1;
 }
 
 int config_init(struct config *cfg)
@@ -168,8 +152,8 @@ struct where {
 static int bad_type(struct where *w, const char *path, const char *want,
 		    const json_t *v)
 {
-	fail(w->err, w->errlen, "config %s: %s: expected %s, got %s", w->file,
-	     path, want, jsonout_type_name(v));
+	text_errorf(w->err, w->errlen, "config %s: %s: expected %s, got %s",
+		    w->file, path, want, jsonout_type_name(v));
 	return -1;
 }
 
@@ -179,12 +163,13 @@ static int read_string(struct where *w, const char *path, const json_t *v,
 	if (!json_is_string(v))
 		return bad_type(w, path, "a string", v);
 	if (strlen(json_string_value(v)) != json_string_length(v)) {
-		fail(w->err, w->errlen, "config %s: %s: contains a NUL byte",
-		     w->file, path);
+		text_errorf(w->err, w->errlen,
+			    "config %s: %s: contains a NUL byte", w->file,
+			    path);
 		return -1;
 	}
 	if (set_string(dst, json_string_value(v))) {
-		fail(w->err, w->errlen, "out of memory");
+		text_errorf(w->err, w->errlen, "out of memory");
 		return -1;
 	}
 	return 0;
@@ -225,23 +210,25 @@ static int read_choice(struct where *w, const char *path, const json_t *v,
 	}
 	for (i = 0; i < n; i++)
 		buf_addf(&list, "%s\"%s\"", i ? ", " : "", choices[i]);
-	fail(w->err, w->errlen, "config %s: %s: \"%.64s\" is not one of %s",
-	     w->file, path, json_string_value(v), buf_str(&list));
+	text_errorf(w->err, w->errlen,
+		    "config %s: %s: \"%.64s\" is not one of %s", w->file, path,
+		    json_string_value(v), buf_str(&list));
 	buf_release(&list);
 	return -1;
 }
 
 static int unknown_key(struct where *w, const char *path, const char *key)
 {
-	fail(w->err, w->errlen, "config %s: unknown key \"%s%s%.64s\"", w->file,
-	     path, path[0] ? "." : "", key);
+	text_errorf(w->err, w->errlen, "config %s: unknown key \"%s%s%.64s\"",
+		    w->file, path, path[0] ? "." : "", key);
 	return -1;
 }
 
 static int missing_key(struct where *w, const char *path, const char *key)
 {
-	fail(w->err, w->errlen, "config %s: %s: missing required key \"%s\"",
-	     w->file, path, key);
+	text_errorf(w->err, w->errlen,
+		    "config %s: %s: missing required key \"%s\"", w->file, path,
+		    key);
 	return -1;
 }
 
@@ -264,12 +251,13 @@ static int read_tolerations(struct where *w, const char *path,
 
 		snprintf(tpath, sizeof(tpath), "%s[%zu]", path, i);
 		if (toleration_check(tol, tpath, msg, sizeof(msg))) {
-			fail(w->err, w->errlen, "config %s: %s", w->file, msg);
+			text_errorf(w->err, w->errlen, "config %s: %s", w->file,
+				    msg);
 			return -1;
 		}
 		copy = toleration_copy(tol);
 		if (!copy || json_array_append_new(out, copy)) {
-			fail(w->err, w->errlen, "out of memory");
+			text_errorf(w->err, w->errlen, "out of memory");
 			return -1;
 		}
 	}
@@ -297,7 +285,7 @@ static bool is_optional_device_key(const char *key)
 }
 
 /*
- * Reads devices[index] into d (which device_init_empty() prepared): every
+ * Reads devices[index] into d (which device_init() prepared empty): every
  * required key present, no unknown key, each value of its type; an
  * optional key given as null keeps its empty default.  Returns 0, or -1
  * with the message in w.
@@ -386,7 +374,7 @@ static int read_devices(struct where *w, struct config *cfg, const json_t *v)
 	if (!devices)
 		goto oom;
 	for (i = 0; i < n; i++) {
-		if (device_init_empty(&devices[i]))
+		if (device_init(&devices[i], "", NULL))
 			goto oom;
 		ready++;
 		if (read_device(w, i, json_array_get(v, i), &devices[i]))
@@ -397,7 +385,7 @@ static int read_devices(struct where *w, struct config *cfg, const json_t *v)
 	cfg->ndevices = n;
 	return 0;
 oom:
-	fail(w->err, w->errlen, "out of memory");
+	text_errorf(w->err, w->errlen, "out of memory");
 fail:
 	devices_free(devices, ready);
 	return -1;
@@ -450,14 +438,12 @@ static int read_guards(struct where *w, struct config *cfg, const json_t *v)
 	int rc = -1;
 
 	snprintf(where, sizeof(where), "config %s", w->file);
-	if (guardcfg_init_empty(&level)) {
-		fail(w->err, w->errlen, "out of memory");
-		return -1;
-	}
+	if (guardcfg_init_empty(&level))
+		return text_errorf(w->err, w->errlen, "out of memory");
 	if (!guardcfg_read(&level, v, where, w->err, w->errlen)) {
 		rc = guardcfg_merge(&cfg->guards, &level);
 		if (rc)
-			fail(w->err, w->errlen, "out of memory");
+			text_errorf(w->err, w->errlen, "out of memory");
 	}
 	guardcfg_release(&level);
 	return rc;
@@ -490,8 +476,8 @@ int config_load_file(struct config *cfg, const char *path, char *err,
 
 	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
-		fail(err, errlen, "config %s: %s (line %d, column %d)", path,
-		     jerr.text, jerr.line, jerr.column);
+		text_errorf(err, errlen, "config %s: %s (line %d, column %d)",
+			    path, jerr.text, jerr.line, jerr.column);
 		return -1;
 	}
 	if (!json_is_object(root)) {
@@ -541,60 +527,69 @@ out:
  * Flags
  */
 
-int config_set_flag(struct config *cfg, const char *name, const char *value,
-		    char *err, size_t errlen)
+int config_set_scheduler_name(struct config *cfg, const char *what,
+			      const char *value, char *err, size_t errlen)
 {
-	static const struct {
-		const char *flag;
-		const char *key;
-		int64_t max;
-		size_t offset;
-	} numbers[] = {
-		{ "default-gpu-num", "defaultGPUNum", VGPU_MAX_COUNT,
-		  offsetof(struct vgpu_family, default_gpu_num) },
-		{ "default-mem", "defaultMemory", VGPU_MAX_MEMORY,
-		  offsetof(struct vgpu_family, default_memory) },
-		{ "default-cores", "defaultCores", VGPU_MAX_CORES,
-		  offsetof(struct vgpu_family, default_cores) },
-	};
-	size_t i;
-
-	if (!strcmp(name, "scheduler-name")) {
-		if (!vgpu_dns_subdomain_validn(value, strlen(value))) {
-			fail(err, errlen,
-			     "--scheduler-name: \"%.64s\" is not a DNS-1123 subdomain",
-			     value);
-			return -1;
-		}
-		if (set_string(&cfg->scheduler_name, value)) {
-			fail(err, errlen, "out of memory");
-			return -1;
-		}
-		return 0;
+	if (!vgpu_dns_subdomain_validn(value, strlen(value))) {
+		text_errorf(err, errlen,
+			    "%s: \"%.64s\" is not a DNS-1123 subdomain", what,
+			    value);
+		return -1;
 	}
-	for (i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++) {
-		uint64_t v;
-
-		if (strcmp(name, numbers[i].flag))
-			continue;
-		if (text_u64_parsen(value, strlen(value),
-				    (uint64_t)numbers[i].max, &v)) {
-			fail(err, errlen,
-			     "--%s: \"%.64s\" is not a whole number in 0..%lld",
-			     name, value, (long long)numbers[i].max);
-			return -1;
-		}
-		if (!cfg->ndevices) {
-			fail(err, errlen,
-			     "--%s: the configuration has no device family",
-			     name);
-			return -1;
-		}
-		*(int64_t *)((char *)&cfg->devices[0].family +
-			     numbers[i].offset) = (int64_t)v;
-		return 0;
+	if (set_string(&cfg->scheduler_name, value)) {
+		text_errorf(err, errlen, "out of memory");
+		return -1;
 	}
-	return 1;
+	return 0;
+}
+
+/*
+ * Sets the int64_t at offset in the first device family to value, a whole
+ * number in 0..max.  Returns 0, or -1 with a message that begins with what.
+ */
+static int set_first_family(struct config *cfg, size_t offset, int64_t max,
+			    const char *what, const char *value, char *err,
+			    size_t errlen)
+{
+	uint64_t v;
+
+	if (text_u64_parsen(value, strlen(value), (uint64_t)max, &v)) {
+		text_errorf(err, errlen,
+			    "%s: \"%.64s\" is not a whole number in 0..%lld",
+			    what, value, (long long)max);
+		return -1;
+	}
+	if (!cfg->ndevices) {
+		text_errorf(err, errlen,
+			    "%s: the configuration has no device family", what);
+		return -1;
+	}
+	*(int64_t *)((char *)&cfg->devices[0].family + offset) = (int64_t)v;
+	return 0;
+}
+
+int config_set_default_gpu_num(struct config *cfg, const char *what,
+			       const char *value, char *err, size_t errlen)
+{
+	return set_first_family(cfg,
+				offsetof(struct vgpu_family, default_gpu_num),
+				VGPU_MAX_COUNT, what, value, err, errlen);
+}
+
+int config_set_default_memory(struct config *cfg, const char *what,
+			      const char *value, char *err, size_t errlen)
+{
+	return set_first_family(cfg,
+				offsetof(struct vgpu_family, default_memory),
+				VGPU_MAX_MEMORY, what, value, err, errlen);
+}
+
+int config_set_default_cores(struct config *cfg, const char *what,
+			     const char *value, char *err, size_t errlen)
+{
+	return set_first_family(cfg,
+				offsetof(struct vgpu_family, default_cores),
+				VGPU_MAX_CORES, what, value, err, errlen);
 }
 
 /* ------------------------------------------------------------------------
@@ -608,15 +603,15 @@ static int check_device(const struct device *d, size_t index, char *err,
 	struct vgpu_error e;
 
 	if (vgpu_family_check(&d->family, &e)) {
-		fail(err, errlen, "devices[%zu].%s", index, e.message);
+		text_errorf(err, errlen, "devices[%zu].%s", index, e.message);
 		return -1;
 	}
 	if (d->runtime_class_name[0] &&
 	    !vgpu_dns_subdomain_validn(d->runtime_class_name,
 				       strlen(d->runtime_class_name))) {
-		fail(err, errlen,
-		     "devices[%zu].runtimeClassName: \"%.64s\" is not a DNS-1123 subdomain",
-		     index, d->runtime_class_name);
+		text_errorf(err, errlen,
+			    "devices[%zu].runtimeClassName: \"%.64s\" is not a DNS-1123 subdomain",
+			    index, d->runtime_class_name);
 		return -1;
 	}
 	return 0;
@@ -629,9 +624,9 @@ int config_check(struct config *cfg, char *err, size_t errlen)
 
 	if (!vgpu_dns_subdomain_validn(cfg->scheduler_name,
 				       strlen(cfg->scheduler_name))) {
-		fail(err, errlen,
-		     "schedulerName: \"%.64s\" is not a non-empty DNS-1123 subdomain",
-		     cfg->scheduler_name);
+		text_errorf(err, errlen,
+			    "schedulerName: \"%.64s\" is not a non-empty DNS-1123 subdomain",
+			    cfg->scheduler_name);
 		return -1;
 	}
 	cfg->any_overwrite_env = false;
@@ -645,9 +640,9 @@ int config_check(struct config *cfg, char *err, size_t errlen)
 			const struct device *o = &cfg->devices[j];
 
 			if (!strcmp(d->name, o->name)) {
-				fail(err, errlen,
-				     "devices[%zu].name: \"%.64s\" is also the name of devices[%zu]",
-				     i, d->name, j);
+				text_errorf(err, errlen,
+					    "devices[%zu].name: \"%.64s\" is also the name of devices[%zu]",
+					    i, d->name, j);
 				return -1;
 			}
 			for (r = 0; r < VGPU_NRESOURCES; r++) {
@@ -656,11 +651,12 @@ int config_check(struct config *cfg, char *err, size_t errlen)
 					    strcmp(d->resource[r],
 						   o->resource[s]))
 						continue;
-					fail(err, errlen,
-					     "devices[%zu].%s: \"%.64s\" is also devices[%zu].%s",
-					     i, vgpu_resource_config_key(r),
-					     d->resource[r], j,
-					     vgpu_resource_config_key(s));
+					text_errorf(err, errlen,
+						    "devices[%zu].%s: \"%.64s\" is also devices[%zu].%s",
+						    i,
+						    vgpu_resource_config_key(r),
+						    d->resource[r], j,
+						    vgpu_resource_config_key(s));
 					return -1;
 				}
 			}

@@ -1,9 +1,10 @@
 /*
- * config.h - the policy configuration (SPEC section 2): built-in defaults,
- * the JSON file, the common flags, and their validation.
+ * config.h - the policy configuration (docs/behaviour.md §2): built-in
+ * defaults, the JSON file, the common flags, and their validation.
  *
  * Life cycle: config_init() fills the built-in defaults; config_load_file()
- * replaces what the file gives; config_set_flag() overrides single keys;
+ * replaces what the file gives; the setters of the common flags
+ * (config_set_scheduler_name() and the others) override single keys;
  * config_check() validates the result.  A checked config is only read
  * afterwards, so any number of threads may share it.
  */
@@ -64,14 +65,25 @@ int config_load_file(struct config *cfg, const char *path, char *err,
 		     size_t errlen) __attribute__((warn_unused_result));
 
 /*
- * Applies a common flag: name is the flag without dashes
- * ("scheduler-name", "default-gpu-num", "default-mem", "default-cores").
- * Returns 0 when applied, 1 when name is not a common flag, -1 for a bad
- * value with a message in err.  "config" is not handled here: main loads
- * the file first.
+ * The setters of the common flags, each for one key: schedulerName, and
+ * defaultGPUNum, defaultMemory and defaultCores of the first device
+ * family.  value is the flag's text; what is how the command line spells
+ * the flag ("--default-mem"), and begins every message.  Each returns 0,
+ * or -1 for a bad value (or no device family, or no memory) with the
+ * message in err[0..errlen).  They check the value alone: config_check()
+ * checks the whole afterwards.
  */
-int config_set_flag(struct config *cfg, const char *name, const char *value,
-		    char *err, size_t errlen)
+int config_set_scheduler_name(struct config *cfg, const char *what,
+			      const char *value, char *err, size_t errlen)
+	__attribute__((warn_unused_result));
+int config_set_default_gpu_num(struct config *cfg, const char *what,
+			       const char *value, char *err, size_t errlen)
+	__attribute__((warn_unused_result));
+int config_set_default_memory(struct config *cfg, const char *what,
+			      const char *value, char *err, size_t errlen)
+	__attribute__((warn_unused_result));
+int config_set_default_cores(struct config *cfg, const char *what,
+			     const char *value, char *err, size_t errlen)
 	__attribute__((warn_unused_result));
 
 /*

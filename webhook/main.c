@@ -58,8 +58,11 @@ struct args {
 typedef int flag_set_fn(struct args *a, const struct flag *f,
 			const char *value, char *err, size_t errlen);
 
-/* Sets the configuration from the flag name's value: config_set_flag(). */
-typedef int config_set_fn(struct config *cfg, const char *name,
+/*
+ * Sets one key of the configuration from value; what is the flag as it is
+ * spelled, for the message (config.h).
+ */
+typedef int config_set_fn(struct config *cfg, const char *what,
 			  const char *value, char *err, size_t errlen);
 
 struct flag {
@@ -85,13 +88,17 @@ static const struct flag flags[] = {
 	{ "config", ON_EVERY, "FILE", "JSON policy configuration",
 	  set_config_file, NULL },
 	{ "scheduler-name", ON_EVERY, "NAME",
-	  "schedulerName (default hami-scheduler)", NULL, config_set_flag },
+	  "schedulerName (default hami-scheduler)", NULL,
+	  config_set_scheduler_name },
 	{ "default-gpu-num", ON_EVERY, "N",
-	  "defaultGPUNum of the first device family", NULL, config_set_flag },
+	  "defaultGPUNum of the first device family", NULL,
+	  config_set_default_gpu_num },
 	{ "default-mem", ON_EVERY, "MIB",
-	  "defaultMemory of the first device family", NULL, config_set_flag },
+	  "defaultMemory of the first device family", NULL,
+	  config_set_default_memory },
 	{ "default-cores", ON_EVERY, "PCT",
-	  "defaultCores of the first device family", NULL, config_set_flag },
+	  "defaultCores of the first device family", NULL,
+	  config_set_default_cores },
 	{ "listen", ON_SERVE, "HOST:PORT", "HTTPS address (default 0.0.0.0:9443)",
 	  set_listen, NULL },
 	{ "tls-cert-file", ON_SERVE, "FILE", "serving certificate (PEM, required)",
@@ -465,9 +472,11 @@ static int load_config(struct config *cfg, const struct args *a)
 	}
 	for (i = 0; i < a->nsettings; i++) {
 		const struct setting *s = &a->settings[i];
+		char what[64];
 
-		if (s->flag->setting(cfg, s->flag->name, s->value, err,
-				     sizeof(err)))
+		snprintf(what, sizeof(what), "%s%s", dashes(s->flag),
+			 s->flag->name);
+		if (s->flag->setting(cfg, what, s->value, err, sizeof(err)))
 			goto fail;
 	}
 	if (config_check(cfg, err, sizeof(err)))

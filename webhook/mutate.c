@@ -268,7 +268,7 @@ bool mutate_env_written(const struct config *cfg,
 }
 
 /*
- * Sets the env variables c should have (SPEC section 3 step 8): one add of
+ * Sets the env variables c should have (behaviour §3.8): one add of
  * the whole list when c has no env, else a replace of the last entry of
  * that name when it is not exactly ours (with a warning), or an append.
  * path holds the container's pointer on entry and is changed.

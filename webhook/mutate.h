@@ -1,6 +1,6 @@
 /*
  * mutate.h - the operations of an allowed pod (pass 3 of policy.c), in the
- * order of SPEC section 5.3, and the warnings given with them.
+ * order of docs/behaviour.md §5.3, and the warnings given with them.
  *
  * It writes what the policy decided: it takes a pod view that pod_read()
  * filled and that the policy resolved (every slot's req, every container's

@@ -1,6 +1,7 @@
 /*
  * pod.h - the parts of a pod the policy reads: a pick.h schema for the
- * decoder, and a typed view checked field by field (SPEC section 4 step 2).
+ * decoder, and a typed view checked field by field (docs/behaviour.md
+ * §4.2).
  *
  * pod_rule and pod_read() are two sides of one list: a pod decoded with the
  * schema reads exactly as the whole pod does.  Keep them in step: in pod.c
@@ -29,7 +30,7 @@
 
 /*
  * Messages about a pod are lines of at most POD_LINE_CHARS characters,
- * control characters removed (SPEC section 5.4); a longer one is cut and
+ * control characters removed (behaviour §5.4); a longer one is cut and
  * ends in "...".  A value of the pod quoted in one (a label) is cut the
  * same way, so one of 120 characters reads the same whole.  POD_LINE_SIZE
  * bytes hold any such line.

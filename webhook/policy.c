@@ -6,10 +6,11 @@
  *   1. read (pod_read()): check the JSON type of every field the policy
  *      reads (a wrong type denies with 400 and the JSON path) and collect
  *      each container's resource entries per family;
- *   2. decide (here): the gates of SPEC section 4 and the library's
- *      resolution, which fills the view's requests and vgpu flags;
- *   3. write (mutate_pod()): the operations in the order of SPEC section
- *      5.3.
+ *   2. decide (here): the gates of docs/behaviour.md §4 and the
+ *      library's resolution, which fills the view's requests and vgpu
+ *      flags;
+ *   3. write (mutate_pod()): the operations in the order of behaviour
+ *      §5.3.
  * Warnings of the policy's own (privileged containers, spec.nodeName) come
  * after those of pass 3, and past POLICY_WARNINGS_MAX they are counted.
  */
@@ -135,7 +136,7 @@ static bool resolve_all(struct decider *p, struct buf *msg)
 	return !msg->len && !buf_failed(msg);
 }
 
-/* Step 6 of section 4: privileged containers and spec.nodeName. */
+/* Privileged containers and spec.nodeName (behaviour §4.6, items 1 and 2). */
 static bool check_policies(struct decider *p)
 {
 	const struct config *cfg = p->cfg;
@@ -171,7 +172,7 @@ static bool check_policies(struct decider *p)
 	return true;
 }
 
-/* Whether the scheduler gate of section 4 step 4 lets the pod through. */
+/* Whether the scheduler gate (behaviour §4.4) lets the pod through. */
 static bool examined(const struct decider *p)
 {
 	const char *s = p->pod.scheduler_name;

@@ -1,7 +1,8 @@
 /*
- * policy.h - deciding one pod (SPEC sections 3 and 4): the operations of
- * the patch, the warnings, or a denial.  It sees a borrowed pod and a
- * config; it knows nothing of HTTP or of the AdmissionReview envelope.
+ * policy.h - deciding one pod (docs/behaviour.md §3 and §4): the
+ * operations of the patch, the warnings, or a denial.  It sees a borrowed
+ * pod and a config; it knows nothing of HTTP or of the AdmissionReview
+ * envelope.
  *
  * The pod is read through pod.h (whose pod_rule tells the decoder what to
  * keep of a review) and the operations are written by mutate.h; this

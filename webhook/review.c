@@ -1,5 +1,6 @@
 /*
- * review.c - AdmissionReview in, AdmissionReview out (SPEC section 5).
+ * review.c - AdmissionReview in, AdmissionReview out (docs/behaviour.md
+ * §5).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -50,50 +51,28 @@ void review_answer_release(struct review_answer *ans)
  * What review_handlen() decodes of a body (pick.h): the envelope fields it
  * reads, and of the object what the policy reads.
  */
-static const struct pick_field kind_fields[] = {
-	PICK_FIELD("group", &pick_all),
-	PICK_FIELD("kind", &pick_all),
-	PICK_END,
-};
-static const struct pick_rule kind_rule = {
-	PICK_OBJECT, kind_fields, NULL, NULL
-};
-/* Of oldObject, the metadata an UPDATE compares. */
-static const struct pick_rule old_rule = {
-	PICK_OBJECT, PICK_FIELDS(
-		PICK_FIELD("metadata", PICK_OBJ(
-			PICK_FIELD("labels", &pick_all),
-			PICK_FIELD("annotations", &pick_all)))),
-	NULL, NULL
-};
-static const struct pick_rule user_rule = {
-	PICK_OBJECT, PICK_FIELDS(
-		PICK_FIELD("username", &pick_all),
-		PICK_FIELD("groups", &pick_all)),
-	NULL, NULL
-};
-static const struct pick_field request_fields[] = {
-	PICK_FIELD("uid", &pick_all),
-	PICK_FIELD("kind", &kind_rule),
-	PICK_FIELD("subResource", &pick_all),
-	PICK_FIELD("operation", &pick_all),
-	PICK_FIELD("namespace", &pick_all),
-	PICK_FIELD("userInfo", &user_rule),
-	PICK_FIELD("object", &pod_rule),
-	PICK_FIELD("oldObject", &old_rule),
-	PICK_END,
-};
-static const struct pick_rule request_rule = {
-	PICK_OBJECT, request_fields, NULL, NULL
-};
-static const struct pick_field review_fields[] = {
-	PICK_FIELD("apiVersion", &pick_all),
-	PICK_FIELD("kind", &pick_all),
-	PICK_FIELD("request", &request_rule),
-	PICK_END,
-};
 static const struct pick_rule review_rule = {
-	PICK_OBJECT, review_fields, NULL, NULL
+	PICK_OBJECT, PICK_FIELDS(
+		PICK_FIELD("apiVersion", &pick_all),
+		PICK_FIELD("kind", &pick_all),
+		PICK_FIELD("request", PICK_OBJ(
+			PICK_FIELD("uid", &pick_all),
+			PICK_FIELD("kind", PICK_OBJ(
+				PICK_FIELD("group", &pick_all),
+				PICK_FIELD("kind", &pick_all))),
+			PICK_FIELD("subResource", &pick_all),
+			PICK_FIELD("operation", &pick_all),
+			PICK_FIELD("namespace", &pick_all),
+			PICK_FIELD("userInfo", PICK_OBJ(
+				PICK_FIELD("username", &pick_all),
+				PICK_FIELD("groups", &pick_all))),
+			PICK_FIELD("object", &pod_rule),
+			/* of oldObject, the metadata an UPDATE compares */
+			PICK_FIELD("oldObject", PICK_OBJ(
+				PICK_FIELD("metadata", PICK_OBJ(
+					PICK_FIELD("labels", &pick_all),
+					PICK_FIELD("annotations", &pick_all)))))))),
+	NULL, NULL
 };
 
 /* Sets a text answer (400 or 500): one line, masked.  Returns -1. */
@@ -136,7 +115,7 @@ static bool is_string(const json_t *v, const char *lit)
 }
 
 /*
- * What the policy is asked (SPEC section 4 step 1): a Pod CREATE or
+ * What the policy is asked (behaviour §4.1): a Pod CREATE or
  * UPDATE without subresource, or an UPDATE of pods/ephemeralcontainers.
  * Returns false for anything else, which is allowed unchanged.
  */

@@ -69,8 +69,9 @@ void review_answer_release(struct review_answer *ans);
  * fills *ans (which must have been initialised).  Always fills an answer:
  * 200 with a JSON AdmissionReview response (allowed, patched or denied);
  * 400 with a one-line text reason when the body is not JSON or not an
- * AdmissionReview (SPEC section 5.1); 500 when memory ran out.  Returns 0
- * for a 200 answer and -1 otherwise.  Thread-safe: cfg is only read.
+ * AdmissionReview (docs/behaviour.md §5.1); 500 when memory ran out.
+ * Returns 0 for a 200 answer and -1 otherwise.  Thread-safe: cfg is only
+ * read.
  */
 int review_handlen(const struct config *cfg, const char *body, size_t len,
 		   struct review_answer *ans);

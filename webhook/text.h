@@ -1,6 +1,6 @@
 /*
  * text.h - bytes from the outside as text: UTF-8 characters, masking for
- * messages and logs, decimal numbers.
+ * messages and logs, decimal numbers; and messages into a caller's buffer.
  *
  * Nothing here allocates or depends on the locale.  A string is given as
  * (pointer, length) and may hold NUL bytes.
@@ -13,33 +13,35 @@
 #include <stdint.h>
 
 #include "compiler.h"
+#include "vgpu.h"
 
 /*
- * The length (1 to 4) of the UTF-8 character at the start of p[0..n),
- * n >= 1; 0 when p does not start with a valid UTF-8 sequence: a
- * continuation byte, C0, C1 or F5 to FF (F8 to FF are never UTF-8), an
- * overlong form, a surrogate, a code point past U+10FFFF, or a sequence
- * cut short by n.
+ * UTF-8 characters and masking are the library's (vgpu.h): one copy, so
+ * that the values the library quotes in its errors and the text the
+ * webhook quotes in its messages and log lines are masked alike.  These
+ * are their names here:
+ *   text_utf8_charn(p, n)     the length of a valid UTF-8 character, or 0
+ *   text_is_control(p)        C0, DEL or C1
+ *   text_mask_cutn(dst, size, s, len, max_chars)
+ *                             controls and bytes that are not UTF-8
+ *                             dropped, cut with "..." past max_chars
+ *                             characters or size bytes
  */
-size_t text_utf8_charn(const unsigned char *p, size_t n);
+static inline size_t text_utf8_charn(const unsigned char *p, size_t n)
+{
+	return vgpu_utf8_charn(p, n);
+}
 
-/*
- * Whether the character at p, a valid UTF-8 sequence (text_utf8_charn()
- * gave its length), is a control character: C0 (U+0000 to U+001F), DEL
- * (U+007F) or C1 (U+0080 to U+009F).
- */
-bool text_is_control(const unsigned char *p);
+static inline bool text_is_control(const unsigned char *p)
+{
+	return vgpu_utf8_is_control(p);
+}
 
-/*
- * Copies the text s[0..len) into dst[0..size), size >= 4, for a message or
- * a log line: control characters and the bytes that are not valid UTF-8
- * are dropped, and at most max_chars characters (code points; at least 4)
- * are kept.  A longer text is cut and ends in "...", as is one that does
- * not fit in size.  dst always ends in a NUL and holds valid UTF-8 without
- * control characters.  Returns the length written, without the NUL.
- */
-size_t text_mask_cutn(char *dst, size_t size, const char *s, size_t len,
-		      size_t max_chars);
+static inline size_t text_mask_cutn(char *dst, size_t size, const char *s,
+				    size_t len, size_t max_chars)
+{
+	return vgpu_mask_cutn(dst, size, s, len, max_chars);
+}
 
 /*
  * Reads s[0..len) as a decimal number in [0, max]: one or more ASCII
@@ -50,5 +52,13 @@ size_t text_mask_cutn(char *dst, size_t size, const char *s, size_t len,
  */
 int text_u64_parsen(const char *s, size_t len, uint64_t max, uint64_t *out)
 	COMPILER_WUR;
+
+/*
+ * Writes the message fmt into err[0..errlen), cut to fit, for a module
+ * that reports its errors in a caller's buffer.  Returns -1, so that the
+ * caller may return what it returns.
+ */
+int text_errorf(char *err, size_t errlen, const char *fmt, ...)
+	COMPILER_PRINTF(3, 4);
 
 #endif /* TEXT_H */

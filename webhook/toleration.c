@@ -1,12 +1,12 @@
 /*
  * toleration.c - validating and comparing tolerations (toleration.h).
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "buf.h"
 #include "jsonout.h"
+#include "text.h"
 #include "toleration.h"
 #include "vgpu.h"
 
@@ -28,20 +28,6 @@ static const char *const operators[] = { "", "Equal", "Exists" };
 static const char *const effects[] = { "", "NoSchedule", "PreferNoSchedule",
 				       "NoExecute" };
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-	COMPILER_PRINTF(3, 4);
-
-/* Writes the message into err; returns -1. */
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* v, a string, is one of choices[0..n); else -1 with the list in err. */
 static int check_choice(const char *path, const json_t *v,
 			const char *const *choices, size_t n, char *err,
@@ -55,8 +41,8 @@ static int check_choice(const char *path, const json_t *v,
 			return 0;
 	for (i = 0; i < n; i++)
 		buf_addf(&list, "%s\"%s\"", i ? ", " : "", choices[i]);
-	fail(err, errlen, "%s: \"%.64s\" is not one of %s", path,
-	     json_string_value(v), buf_str(&list));
+	text_errorf(err, errlen, "%s: \"%.64s\" is not one of %s", path,
+		    json_string_value(v), buf_str(&list));
 	buf_release(&list);
 	return -1;
 }
@@ -71,28 +57,32 @@ int toleration_check(const json_t *v, const char *path, char *err,
 	size_t i;
 
 	if (!json_is_object(v))
-		return fail(err, errlen, "%s: expected an object, got %s",
-			    path, jsonout_type_name(v));
+		return text_errorf(err, errlen,
+				   "%s: expected an object, got %s", path,
+				   jsonout_type_name(v));
 	json_object_foreach((json_t *)v, k, item) {
 		for (i = 0; i < NMEMBERS && strcmp(k, members[i]); i++)
 			;
 		if (i == NMEMBERS)
-			return fail(err, errlen, "unknown key \"%s%s%.64s\"",
-				    path, path[0] ? "." : "", k);
+			return text_errorf(err, errlen,
+					   "unknown key \"%s%s%.64s\"", path,
+					   path[0] ? "." : "", k);
 		if (json_is_null(item))
 			continue; /* null is absent, as Kubernetes reads it */
 		snprintf(sub, sizeof(sub), "%s.%.64s", path, k);
 		if (i == MEMBER_SECONDS) {
 			if (!json_is_integer(item))
-				return fail(err, errlen,
-					    "%s: expected an integer, got %s",
-					    sub, jsonout_type_name(item));
+				return text_errorf(err, errlen,
+						   "%s: expected an integer, got %s",
+						   sub,
+						   jsonout_type_name(item));
 			seconds = item;
 			continue;
 		}
 		if (!json_is_string(item))
-			return fail(err, errlen, "%s: expected a string, got %s",
-				    sub, jsonout_type_name(item));
+			return text_errorf(err, errlen,
+					   "%s: expected a string, got %s", sub,
+					   jsonout_type_name(item));
 		if (i == MEMBER_OPERATOR &&
 		    check_choice(sub, item, operators, 3, err, errlen))
 			return -1;
@@ -104,27 +94,27 @@ int toleration_check(const json_t *v, const char *path, char *err,
 	if (text[MEMBER_KEY][0] &&
 	    !vgpu_qualified_name_validn(text[MEMBER_KEY],
 					strlen(text[MEMBER_KEY])))
-		return fail(err, errlen,
-			    "%s.key: \"%.64s\" is not a qualified name", path,
-			    text[MEMBER_KEY]);
+		return text_errorf(err, errlen,
+				   "%s.key: \"%.64s\" is not a qualified name",
+				   path, text[MEMBER_KEY]);
 	if (!text[MEMBER_KEY][0] && strcmp(text[MEMBER_OPERATOR], "Exists"))
-		return fail(err, errlen,
-			    "%s.operator: must be \"Exists\" when key is empty",
-			    path);
+		return text_errorf(err, errlen,
+				   "%s.operator: must be \"Exists\" when key is empty",
+				   path);
 	if (!strcmp(text[MEMBER_OPERATOR], "Exists") && text[MEMBER_VALUE][0])
-		return fail(err, errlen,
-			    "%s.value: must be empty when operator is \"Exists\"",
-			    path);
+		return text_errorf(err, errlen,
+				   "%s.value: must be empty when operator is \"Exists\"",
+				   path);
 	if (strcmp(text[MEMBER_OPERATOR], "Exists") &&
 	    !vgpu_label_value_validn(text[MEMBER_VALUE],
 				     strlen(text[MEMBER_VALUE])))
-		return fail(err, errlen,
-			    "%s.value: \"%.64s\" is not a valid label value",
-			    path, text[MEMBER_VALUE]);
+		return text_errorf(err, errlen,
+				   "%s.value: \"%.64s\" is not a valid label value",
+				   path, text[MEMBER_VALUE]);
 	if (seconds && strcmp(text[MEMBER_EFFECT], "NoExecute"))
-		return fail(err, errlen,
-			    "%s.effect: must be \"NoExecute\" when tolerationSeconds is set",
-			    path);
+		return text_errorf(err, errlen,
+				   "%s.effect: must be \"NoExecute\" when tolerationSeconds is set",
+				   path);
 	return 0;
 }
 

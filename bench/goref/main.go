@@ -4,12 +4,12 @@
 // defaults, the review decoded into map[string]interface{}, the patch
 // marshalled by encoding/json, no log line per request.
 //
-// It applies the built-in policy of vgpu-webhook (SPEC sections 3 and 4) for
-// the NVIDIA family: copy requests into limits, count, memory and cores
-// defaults, schedulerName and the nvidia.com/gpu toleration, with the same
-// warnings.  It is a yardstick, not a second implementation: quantities are
-// read with strconv, and there is no validation or policy checking beyond
-// what the benchmark payloads need.
+// It applies the built-in policy of vgpu-webhook (docs/behaviour.md §3 and
+// §4) for the NVIDIA family: copy requests into limits, count, memory and
+// cores defaults, schedulerName and the nvidia.com/gpu toleration, with the
+// same warnings.  It is a yardstick, not a second implementation:
+// quantities are read with strconv, and there is no validation or policy
+// checking beyond what the benchmark payloads need.
 //
 //	goref -listen 127.0.0.1:9443 -cert tls.crt -key tls.key
 package main

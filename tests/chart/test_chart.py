@@ -59,9 +59,9 @@ NS = "vgpu-system"
 RELEASE = "vgpu-webhook"  # fullname: vgpu-webhook
 UID = 65532
 
-# SPEC section 2: the built-in configuration, written out independently of
-# values.yaml.
-SPEC_DEFAULT_CONFIG = {
+# docs/behaviour.md §2: the built-in configuration, written out
+# independently of values.yaml.
+BUILTIN_CONFIG = {
     "schedulerName": "hami-scheduler",
     "forceOverwriteDefaultScheduler": True,
     "privilegedPolicy": "deny",
@@ -574,7 +574,8 @@ def ctr(name, limits=None, requests=None, **extra):
 # --- the binary ----------------------------------------------------------
 
 def review(pod_object, uid="0f6b5c1e-7d1a-4a52-9f0e-2b8c6d4e1a01"):
-    """An AdmissionReview shaped like the API server's (SPEC section 7)."""
+    """An AdmissionReview shaped like the API server's (behaviour §7,
+    #s7-sent)."""
     obj = copy.deepcopy(pod_object)
     spec = obj["spec"]
     spec.setdefault("schedulerName", "default-scheduler")
@@ -650,8 +651,8 @@ def test_default(default_render):
     check_probes(r, metrics=True)
     check_deployment(r, tls_secret=f"{RELEASE}-tls")
     check_pdb(r, 1)
-    T.equal("default: config.json is the SPEC section 2 default", config_of(r),
-            SPEC_DEFAULT_CONFIG)
+    T.equal("default: config.json is the built-in configuration (behaviour §2)",
+            config_of(r), BUILTIN_CONFIG)
     T.equal("default: no ServiceMonitor", r.all("ServiceMonitor"), [])
     T.check("default: no priorityClassName",
             "priorityClassName" not in r.one("Deployment")["spec"]["template"]["spec"])
@@ -1071,7 +1072,7 @@ def test_match_conditions(helm):
     expr = mc[0]["expression"]
     T.check("match-conditions: condition name is a qualified name",
             re.fullmatch(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?", mc[0]["name"]) is not None)
-    names = [SPEC_DEFAULT_CONFIG["devices"][0][k] for k in
+    names = [BUILTIN_CONFIG["devices"][0][k] for k in
              ("resourceCountName", "resourceMemoryName", "resourceMemoryPercentageName",
               "resourceCoreName", "resourcePriorityName")]
     T.check("match-conditions: expression names every family resource",
@@ -1127,7 +1128,7 @@ def test_match_conditions(helm):
     with tempfile.TemporaryDirectory() as d:
         # A second family with overwriteEnv: helm replaces lists whole, so
         # the file gives every device.
-        devices = copy.deepcopy(SPEC_DEFAULT_CONFIG["devices"])
+        devices = copy.deepcopy(BUILTIN_CONFIG["devices"])
         second = copy.deepcopy(devices[0])
         second.update({"name": "other", "resourceCountName": "example.com/vgpu",
                        "resourceMemoryName": "example.com/vgpu-memory",
@@ -1374,12 +1375,12 @@ def test_full_config(full_render):
             not selector_matches(nsel, ns_labels(NS, {"gpu.example/tenant": "a"})))
     cfg = config_of(r)
     T.equal("full-config: config.json is the values' config", cfg, values["config"])
-    for key in SPEC_DEFAULT_CONFIG:
+    for key in BUILTIN_CONFIG:
         if key == "devices":
             continue
         T.check(f"full-config: {key} differs from the default",
-                cfg[key] != SPEC_DEFAULT_CONFIG[key])
-    dev0 = SPEC_DEFAULT_CONFIG["devices"][0]
+                cfg[key] != BUILTIN_CONFIG[key])
+    dev0 = BUILTIN_CONFIG["devices"][0]
     T.check("full-config: every device key set, each differing from the default",
             all(set(d) == set(dev0) for d in cfg["devices"]) and
             all(cfg["devices"][0][k] != dev0[k] for k in dev0 if k != "name"),
@@ -1774,6 +1775,26 @@ def dockerignore_included(path, patterns):
         if any(rx.match(p) for p in prefixes):
             included = neg
     return included
+
+
+@checks
+def test_service_port(helm):
+    """service.port moves the Service's HTTPS port and the port that the
+    webhook's clientConfig names together; the container port stays 9443."""
+    T.section("service.port")
+    r = render("service-port", sets=["service.port=18443"])
+    if not r:
+        return
+    ref = r.one("MutatingWebhookConfiguration")["webhooks"][0]["clientConfig"]["service"]
+    https = [p for p in r.one("Service")["spec"]["ports"] if p["name"] == "https"]
+    _, c = webhook_container(r)
+    T.check("service-port: clientConfig and Service port 18443 reach container port 9443",
+            ref.get("port") == 18443 and len(https) == 1 and https[0]["port"] == 18443
+            and container_port(c, https[0]["targetPort"]) == 9443, (ref, https))
+    for bad in ("0", "65536", "https"):
+        rc, _, err = helm_template(sets=[f"service.port={bad}"])
+        T.check(f"service-port: refused service.port={bad}", rc != 0 and "port" in err,
+                err.strip())
 
 
 @checks

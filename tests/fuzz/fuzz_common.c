@@ -17,13 +17,19 @@ void fuzz_fail(const char *what, const char *file, int line)
 
 #define NCONFIGS 4
 
-static const char *const flags[NCONFIGS][4][2] = {
+/* The config.h setters of the common flags, and their values. */
+static const struct {
+	int (*set)(struct config *cfg, const char *what, const char *value,
+		   char *err, size_t errlen);
+	const char *value;
+} settings[NCONFIGS][3] = {
 	{ { NULL, NULL } },
-	{ { "default-mem", "0" }, { "default-cores", "30" }, { NULL, NULL } },
-	{ { "default-gpu-num", "0" }, { "scheduler-name", "vgpu" },
+	{ { config_set_default_memory, "0" }, { config_set_default_cores, "30" },
 	  { NULL, NULL } },
-	{ { "default-gpu-num", "2" }, { "default-mem", "1048576" },
-	  { NULL, NULL } },
+	{ { config_set_default_gpu_num, "0" },
+	  { config_set_scheduler_name, "vgpu" }, { NULL, NULL } },
+	{ { config_set_default_gpu_num, "2" },
+	  { config_set_default_memory, "1048576" }, { NULL, NULL } },
 };
 
 const struct config *fuzz_config(unsigned selector)
@@ -37,10 +43,10 @@ const struct config *fuzz_config(unsigned selector)
 	if (ready[i])
 		return &configs[i];
 	FUZZ_ASSERT(config_init(&configs[i]) == 0);
-	for (f = 0; flags[i][f][0]; f++)
-		FUZZ_ASSERT(config_set_flag(&configs[i], flags[i][f][0],
-					    flags[i][f][1], err,
-					    sizeof(err)) == 0);
+	for (f = 0; settings[i][f].set; f++)
+		FUZZ_ASSERT(settings[i][f].set(&configs[i], "fuzz",
+					       settings[i][f].value, err,
+					       sizeof(err)) == 0);
 	if (i == 3) {
 		/* every optional writer on */
 		struct device *d = &configs[i].devices[0];

@@ -16,25 +16,18 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const struct pick_field inner_fields[] = {
-	PICK_FIELD("a", &pick_all),
-	PICK_FIELD("b", &pick_stub),
-	PICK_END,
-};
 static const struct pick_rule inner_rule = {
-	PICK_OBJECT, inner_fields, &pick_stub, NULL
-};
-static const struct pick_rule list_rule = {
-	PICK_ARRAY, NULL, NULL, &inner_rule
-};
-static const struct pick_field outer_fields[] = {
-	PICK_FIELD("a", &pick_all),
-	PICK_FIELD("o", &inner_rule),
-	PICK_FIELD("l", &list_rule),
-	PICK_END,
+	PICK_OBJECT, PICK_FIELDS(
+		PICK_FIELD("a", &pick_all),
+		PICK_FIELD("b", &pick_stub)),
+	&pick_stub, NULL
 };
 static const struct pick_rule outer_rule = {
-	PICK_OBJECT, outer_fields, NULL, NULL
+	PICK_OBJECT, PICK_FIELDS(
+		PICK_FIELD("a", &pick_all),
+		PICK_FIELD("o", &inner_rule),
+		PICK_FIELD("l", PICK_ARR(&inner_rule))),
+	NULL, NULL
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

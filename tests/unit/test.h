@@ -67,14 +67,15 @@ static inline char *test_read_file(const char *path, size_t *len)
 
 /*
  * Parses text, a JSON input written in the test, as the webhook parses a
- * request (duplicate keys refused, \u0000 allowed).  Returns a new
- * reference; text that does not parse fails the test with jansson's
- * message.
+ * request (duplicate keys refused, \u0000 allowed); it may be any JSON
+ * value, a scalar too.  Returns a new reference; text that does not parse
+ * fails the test with jansson's message.
  */
 static inline json_t *test_json(const char *text)
 {
 	json_error_t jerr;
-	json_t *v = json_loads(text, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
+	json_t *v = json_loads(text, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL |
+					     JSON_DECODE_ANY,
 			       &jerr);
 
 	if (!v)

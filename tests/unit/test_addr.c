@@ -5,16 +5,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cmocka.h>
+#include "test.h"
 
 #include "addr.h"
 
@@ -42,7 +36,7 @@ static void test_addr__good(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < NELEM(cases); i++) {
 		struct addr a;
 		char err[256] = "";
 
@@ -76,7 +70,7 @@ static void test_addr__bad(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < NELEM(cases); i++) {
 		struct addr a = { "untouched", 7 };
 		char err[256] = "";
 
@@ -101,7 +95,7 @@ static void test_addr__ports(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < NELEM(cases); i++) {
 		struct addr a;
 		char err[256];
 		int rc = addr_parse(cases[i].in, &a, err, sizeof(err));
@@ -140,7 +134,7 @@ static void test_addr__brackets(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < NELEM(bad); i++) {
 		if (!addr_parse(bad[i].in, &a, err, sizeof(err)))
 			fail_msg("%s: accepted", bad[i].in);
 		assert_string_equal(err, bad[i].err);

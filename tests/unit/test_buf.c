@@ -2,14 +2,7 @@
  * test_buf.c - the growable string: appends, truncation, hand-over, and
  * what a failed buffer does.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cmocka.h>
+#include "test.h"
 
 #include "buf.h"
 

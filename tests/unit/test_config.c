@@ -337,53 +337,51 @@ static void test_config__flags(void **state)
 
 	(void)state;
 	assert_int_equal(config_init(&cfg), 0);
-	assert_int_equal(config_set_flag(&cfg, "scheduler-name", "vgpu", err,
-					 sizeof(err)),
+	assert_int_equal(config_set_scheduler_name(&cfg, "--scheduler-name",
+						   "vgpu", err, sizeof(err)),
 			 0);
-	assert_int_equal(config_set_flag(&cfg, "default-gpu-num", "3", err,
-					 sizeof(err)),
+	assert_int_equal(config_set_default_gpu_num(&cfg, "--default-gpu-num",
+						    "3", err, sizeof(err)),
 			 0);
-	assert_int_equal(config_set_flag(&cfg, "default-mem", "0", err,
-					 sizeof(err)),
+	assert_int_equal(config_set_default_memory(&cfg, "--default-mem", "0",
+						   err, sizeof(err)),
 			 0);
-	assert_int_equal(config_set_flag(&cfg, "default-cores", "100", err,
-					 sizeof(err)),
+	assert_int_equal(config_set_default_cores(&cfg, "--default-cores",
+						  "100", err, sizeof(err)),
 			 0);
 	assert_string_equal(cfg.scheduler_name, "vgpu");
 	assert_int_equal(cfg.devices[0].family.default_gpu_num, 3);
 	assert_int_equal(cfg.devices[0].family.default_memory, 0);
 	assert_int_equal(cfg.devices[0].family.default_cores, 100);
-	assert_int_equal(config_set_flag(&cfg, "listen", "x", err, sizeof(err)),
-			 1);
 
-	assert_int_equal(config_set_flag(&cfg, "default-cores", "101", err,
-					 sizeof(err)),
+	assert_int_equal(config_set_default_cores(&cfg, "--default-cores",
+						  "101", err, sizeof(err)),
 			 -1);
 	assert_non_null(strstr(err, "--default-cores"));
-	assert_int_equal(config_set_flag(&cfg, "default-mem", "5k", err,
-					 sizeof(err)),
+	assert_int_equal(config_set_default_memory(&cfg, "--default-mem", "5k",
+						   err, sizeof(err)),
 			 -1);
 	assert_non_null(strstr(err, "\"5k\""));
-	assert_int_equal(config_set_flag(&cfg, "default-gpu-num", "-1", err,
-					 sizeof(err)),
+	assert_int_equal(config_set_default_gpu_num(&cfg, "--default-gpu-num",
+						    "-1", err, sizeof(err)),
 			 -1);
-	assert_int_equal(config_set_flag(&cfg, "default-gpu-num",
-					 "99999999999999999999", err,
-					 sizeof(err)),
+	assert_int_equal(config_set_default_gpu_num(&cfg, "--default-gpu-num",
+						    "99999999999999999999",
+						    err, sizeof(err)),
 			 -1);
-	assert_int_equal(config_set_flag(&cfg, "default-mem", "", err,
-					 sizeof(err)),
+	assert_int_equal(config_set_default_memory(&cfg, "--default-mem", "",
+						   err, sizeof(err)),
 			 -1);
-	assert_int_equal(config_set_flag(&cfg, "scheduler-name", "", err,
-					 sizeof(err)),
+	assert_int_equal(config_set_scheduler_name(&cfg, "--scheduler-name",
+						   "", err, sizeof(err)),
 			 -1);
 	assert_non_null(strstr(err, "--scheduler-name"));
 	config_release(&cfg);
 
 	/* no device family to set */
 	assert_int_equal(load(&cfg, "{\"devices\":[]}", err, sizeof(err)), 0);
-	assert_int_equal(config_set_flag(&cfg, "default-mem", "1", err,
-					 sizeof(err)),
+	assert_int_equal(config_set_default_memory(&cfg, "--default-mem", "1",
+						   err, sizeof(err)),
 			 -1);
 	assert_non_null(strstr(err, "no device family"));
 	config_release(&cfg);

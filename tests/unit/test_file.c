@@ -3,16 +3,9 @@
  * boundary, standard input, and the messages.
  */
 #include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
-#include <cmocka.h>
+#include "test.h"
 
 #include "file.h"
 
@@ -42,7 +35,7 @@ static void test_file__whole(void **state)
 	char err[256], *data;
 
 	(void)state;
-	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+	for (i = 0; i < NELEM(sizes); i++) {
 		const char *path = temp_file('x', sizes[i]);
 
 		assert_int_equal(file_read(path, 1 << 20, &data, &len, err,
@@ -63,7 +56,7 @@ static void test_file__limit(void **state)
 	char err[256], want[256], *data = NULL;
 
 	(void)state;
-	for (i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+	for (i = 0; i < NELEM(limits); i++) {
 		size_t max = limits[i];
 		const char *path = temp_file('y', max);
 

@@ -2,20 +2,10 @@
  * test_jsonout.c - JSON text out: the same bytes as jansson, type names,
  * the shortest real, and jansson's memory freed through jansson.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cmocka.h>
+#include "test.h"
 
 #include "arena.h"
 #include "jsonout.h"
-
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 /* jsonout_dump() writes the bytes json_dumps() writes. */
 static void test_jsonout__dump_as_jansson(void **state)
@@ -31,7 +21,7 @@ static void test_jsonout__dump_as_jansson(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+	for (i = 0; i < NELEM(docs); i++) {
 		json_t *v = json_loads(docs[i], JSON_ALLOW_NUL, NULL);
 		struct buf b = BUF_INIT;
 		char *want;
@@ -59,7 +49,7 @@ static void test_jsonout__type_name(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < COUNT(cases); i++) {
+	for (i = 0; i < NELEM(cases); i++) {
 		json_t *v = json_loads(cases[i][0], JSON_DECODE_ANY, NULL);
 
 		assert_non_null(v);
@@ -119,7 +109,7 @@ static void test_jsonout__real_precision(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < COUNT(real_cases); i++) {
+	for (i = 0; i < NELEM(real_cases); i++) {
 		const struct real_case *c = &real_cases[i];
 		int got = jsonout_real_precision(c->d, c->min);
 

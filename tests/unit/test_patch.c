@@ -33,7 +33,7 @@ static void test_patch__base64(void **state)
 	size_t i, len;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < NELEM(cases); i++) {
 		char *b = base64_encode(cases[i][0], strlen(cases[i][0]), &len);
 
 		assert_non_null(b);
@@ -188,7 +188,7 @@ static void test_patch__array_index(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < NELEM(cases); i++) {
 		json_t *doc = json_loads("{\"a\":[1,2,3],\"e\":[]}", 0, NULL);
 		struct patch p;
 

@@ -293,28 +293,16 @@ static void check_pruned(const char *text, const struct pick_rule *rule,
 	json_decref(expected);
 }
 
-static const struct pick_field inner_fields[] = {
-	PICK_FIELD("c", &pick_all),
-	PICK_END,
-};
-static const struct pick_rule inner_rule = {
-	PICK_OBJECT, inner_fields, NULL, NULL
-};
-static const struct pick_rule list_rule = {
-	PICK_ARRAY, NULL, NULL, &inner_rule
-};
-static const struct pick_field outer_fields[] = {
-	PICK_FIELD("a", &pick_all),
-	PICK_FIELD("b", &inner_rule),
-	PICK_FIELD("l", &list_rule),
-	PICK_FIELD("s", &pick_stub),
-	PICK_END,
-};
 static const struct pick_rule outer_rule = {
-	PICK_OBJECT, outer_fields, NULL, NULL
+	PICK_OBJECT, PICK_FIELDS(
+		PICK_FIELD("a", &pick_all),
+		PICK_FIELD("b", PICK_OBJ(PICK_FIELD("c", &pick_all))),
+		PICK_FIELD("l", PICK_ARR(PICK_OBJ(PICK_FIELD("c", &pick_all)))),
+		PICK_FIELD("s", &pick_stub)),
+	NULL, NULL
 };
 static const struct pick_rule stubs_rule = {
-	PICK_OBJECT, inner_fields, &pick_stub, NULL
+	PICK_OBJECT, PICK_FIELDS(PICK_FIELD("c", &pick_all)), &pick_stub, NULL
 };
 
 static void test_pick__schema_keeps_what_it_names(void **state)

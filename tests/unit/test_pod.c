@@ -2,45 +2,10 @@
  * test_pod.c - reading a pod: the typed view, type errors, and the schema
  * that must keep every part the reader looks at.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cmocka.h>
-
 #include "pod.h"
 
-static struct config cfg;
-
-static int setup(void **state)
-{
-	char err[128];
-
-	(void)state;
-	return config_init(&cfg) || config_check(&cfg, err, sizeof(err));
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	config_release(&cfg);
-	return 0;
-}
-
-static json_t *parse(const char *text)
-{
-	json_error_t jerr;
-	json_t *v = json_loads(text, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
-			       &jerr);
-
-	if (!v)
-		fail_msg("bad test pod %s: %s", text, jerr.text);
-	return v;
-}
+#define TEST_GROUP_CONFIG
+#include "test.h"
 
 /* The pair of key in pairs[0..n), or fails. */
 static const struct vgpu_pair *pair(const struct vgpu_pair *pairs, size_t n,
@@ -63,7 +28,7 @@ static void assert_value(const struct vgpu_pair *p, const char *want)
 
 static void test_pod__view(void **state)
 {
-	json_t *obj = parse(
+	json_t *obj = test_json(
 		"{\"metadata\":{\"name\":\"p\",\"annotations\":{\"a\":\"b\"}},"
 		"\"spec\":{\"schedulerName\":\"hami-scheduler\","
 		"\"nodeName\":\"n\\u0001ode\",\"tolerations\":[{\"key\":\"k\"}],"
@@ -154,8 +119,8 @@ static void test_pod__invalid(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(invalid_cases) / sizeof(invalid_cases[0]); i++) {
-		json_t *obj = parse(invalid_cases[i].pod);
+	for (i = 0; i < NELEM(invalid_cases); i++) {
+		json_t *obj = test_json(invalid_cases[i].pod);
 		struct pod p;
 		char err[256] = "";
 
@@ -172,7 +137,7 @@ static void test_pod__invalid(void **state)
 /* The message is cut to errlen. */
 static void test_pod__invalid_cut(void **state)
 {
-	json_t *obj = parse("{\"spec\":[]}");
+	json_t *obj = test_json("{\"spec\":[]}");
 	struct pod p;
 	char err[8];
 
@@ -320,9 +285,9 @@ static void test_pod__schema_keeps_what_is_read(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(schema_pods) / sizeof(schema_pods[0]); i++) {
+	for (i = 0; i < NELEM(schema_pods); i++) {
 		const char *text = schema_pods[i];
-		json_t *whole = parse(text);
+		json_t *whole = test_json(text);
 		struct pick_error perr;
 		json_t *picked = pick_loadb(text, strlen(text), &pod_rule,
 					    &perr);
@@ -342,7 +307,7 @@ static void test_pod__schema_keeps_what_is_read(void **state)
 				 text, seen[0], seen[1]);
 		if (i == 0)
 			assert_int_equal(status[0], POD_OK);
-		else if (i < sizeof(schema_pods) / sizeof(schema_pods[0]) - 1)
+		else if (i < NELEM(schema_pods) - 1)
 			assert_int_equal(status[0], POD_INVALID);
 		free(seen[0]);
 		free(seen[1]);
@@ -390,5 +355,6 @@ int main(void)
 		cmocka_unit_test(test_pod__lines),
 	};
 
-	return cmocka_run_group_tests_name("pod", tests, setup, teardown);
+	return cmocka_run_group_tests_name("pod", tests,
+					   test_config_setup, test_config_teardown);
 }

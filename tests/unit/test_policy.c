@@ -3,16 +3,6 @@
  * of operations, and idempotence.  The recorded fixture corpus covers the
  * rules case by case; this program covers the mechanics.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cmocka.h>
-
 #include "policy.h"
 
 #define TEST_GROUP_CONFIG
@@ -21,11 +11,8 @@
 /* Decides the pod in text; the caller releases *d and the returned pod. */
 static json_t *decide(const char *text, struct policy_decision *d)
 {
-	json_error_t jerr;
-	json_t *pod = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+	json_t *pod = test_json(text);
 
-	if (!pod)
-		fail_msg("bad test pod: %s", jerr.text);
 	assert_int_equal(policy_decision_init(d), 0);
 	assert_int_equal(policy_decide(&cfg, pod, d), 0);
 	return pod;
@@ -87,7 +74,7 @@ static void test_policy__type_errors(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(type_cases) / sizeof(type_cases[0]); i++) {
+	for (i = 0; i < NELEM(type_cases); i++) {
 		struct policy_decision d;
 		json_t *pod = decide(type_cases[i].pod, &d);
 
@@ -112,7 +99,7 @@ static void test_policy__no_containers(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(pods) / sizeof(pods[0]); i++) {
+	for (i = 0; i < NELEM(pods); i++) {
 		struct policy_decision d;
 		json_t *pod = decide(pods[i], &d);
 
@@ -280,7 +267,7 @@ static void test_policy__order_and_idempotence(void **state)
 
 	(void)state;
 	assert_int_equal(d.code, 0);
-	assert_int_equal(patch_count(&d.patch), sizeof(paths) / sizeof(paths[0]));
+	assert_int_equal(patch_count(&d.patch), NELEM(paths));
 	for (i = 0; i < patch_count(&d.patch); i++)
 		assert_string_equal(json_string_value(json_object_get(
 					    json_array_get(d.patch.ops, i), "path")),

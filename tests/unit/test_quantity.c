@@ -870,7 +870,8 @@ static void test_quantity__cmp(void **state)
 }
 
 /* ------------------------------------------------------------------------
- * is_whole(): what SPEC section 3 calls a whole number.
+ * is_whole(): what docs/behaviour.md §3 (#s3-quantities) calls a whole
+ * number.
  */
 static void test_quantity__is_whole(void **state)
 {

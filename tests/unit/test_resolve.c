@@ -294,6 +294,41 @@ static void test_resolve__error_value_masked_and_cut(void **state)
 			    "...");
 }
 
+/*
+ * Bytes F8 to FF are never UTF-8: each is dropped alone, and neither
+ * starts a sequence that takes the bytes after it along nor cuts the value
+ * short near its end.
+ */
+static void test_resolve__error_value_drops_bytes_not_utf8(void **state)
+{
+	static const struct {
+		const char *in;
+		const char *value;
+	} cases[] = {
+		{ "1\xf8\xf9\xfa\xfb" "x\xfc\xfd\xfe\xff" "2", "1x2" },
+		{ "\xf8" "abc", "abc" },
+		{ "12\xf8" "a", "12a" },
+		{ "12\xff", "12" },
+		{ "\xf5\x80\x80\x80" "9", "9" },
+		{ "\xc3\xa9\xfe\xe2\x82\xac", "\xc3\xa9\xe2\x82\xac" },
+	};
+	struct vgpu_errors errs;
+	struct vgpu_request r;
+	struct input in;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < NELEM(cases); i++) {
+		memset(&in, 0, sizeof(in));
+		put(&in, 'L', "nvidia.com/gpu", cases[i].in);
+		assert_int_equal(vgpu_resolve(&vgpu_family_nvidia, in.limits, 1,
+					      NULL, 0, &r, &errs),
+				 VGPU_ESYNTAX);
+		assert_string_equal(errs.error[0].value, cases[i].value);
+		assert_non_null(strstr(errs.error[0].message, cases[i].value));
+	}
+}
+
 static void test_resolve__family_without_optional_names(void **state)
 {
 	struct vgpu_family f = {
@@ -394,6 +429,7 @@ int main(void)
 		cmocka_unit_test(test_resolve__table),
 		cmocka_unit_test(test_resolve__errors),
 		cmocka_unit_test(test_resolve__error_value_masked_and_cut),
+		cmocka_unit_test(test_resolve__error_value_drops_bytes_not_utf8),
 		cmocka_unit_test(test_resolve__family_without_optional_names),
 		cmocka_unit_test(test_resolve__first_duplicate_counts),
 		cmocka_unit_test(test_resolve__family_check),

@@ -1,19 +1,9 @@
 /*
  * test_text.c - UTF-8 characters, masking and cutting, decimal numbers.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cmocka.h>
+#include "test.h"
 
 #include "text.h"
-
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 struct mask_case {
 	const char *in;
@@ -43,7 +33,7 @@ static void test_text__mask_cut(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(mask_cases) / sizeof(mask_cases[0]); i++) {
+	for (i = 0; i < NELEM(mask_cases); i++) {
 		const struct mask_case *c = &mask_cases[i];
 		size_t n = text_mask_cutn(out, sizeof(out), c->in, strlen(c->in),
 					  c->max_chars);
@@ -146,7 +136,7 @@ static void test_text__mask_cut_invalid_bytes(void **state)
 	unsigned c;
 
 	(void)state;
-	check_bytes_cases(invalid_cases, COUNT(invalid_cases));
+	check_bytes_cases(invalid_cases, NELEM(invalid_cases));
 	/* every byte that never starts a character, alone between two letters */
 	for (c = 0x80; c <= 0xff; c++) {
 		if (c >= 0xc2 && c <= 0xf4)
@@ -178,7 +168,7 @@ static void test_text__mask_cut_controls(void **state)
 	unsigned c;
 
 	(void)state;
-	check_bytes_cases(control_cases, COUNT(control_cases));
+	check_bytes_cases(control_cases, NELEM(control_cases));
 	/* every C0 control and DEL */
 	for (c = 0; c <= 0x7f; c++) {
 		in[0] = 'a';
@@ -240,7 +230,7 @@ static void test_text__utf8_charn(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < COUNT(char_cases); i++) {
+	for (i = 0; i < NELEM(char_cases); i++) {
 		const struct char_case *c = &char_cases[i];
 		size_t got = text_utf8_charn((const unsigned char *)c->in, c->n);
 
@@ -318,7 +308,7 @@ static void test_text__u64_parsen(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < COUNT(u64_cases); i++) {
+	for (i = 0; i < NELEM(u64_cases); i++) {
 		const struct u64_case *c = &u64_cases[i];
 		uint64_t v = 12345;
 		int rc = text_u64_parsen(c->in, c->len, c->max, &v);
@@ -331,6 +321,18 @@ static void test_text__u64_parsen(void **state)
 	}
 }
 
+/* text_errorf() formats into the caller's buffer, cut to fit, and says -1. */
+static void test_text__errorf(void **state)
+{
+	char err[8];
+
+	(void)state;
+	assert_int_equal(text_errorf(err, sizeof(err), "%s=%d", "ab", 7), -1);
+	assert_string_equal(err, "ab=7");
+	assert_int_equal(text_errorf(err, sizeof(err), "%s", "abcdefghij"), -1);
+	assert_string_equal(err, "abcdefg");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -340,6 +342,7 @@ int main(void)
 		cmocka_unit_test(test_text__mask_cut_controls),
 		cmocka_unit_test(test_text__utf8_charn),
 		cmocka_unit_test(test_text__u64_parsen),
+		cmocka_unit_test(test_text__errorf),
 	};
 
 	return cmocka_run_group_tests_name("text", tests, NULL, NULL);

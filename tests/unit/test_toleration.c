@@ -2,29 +2,9 @@
  * test_toleration.c - validating a toleration of the config file, its
  * copy, and the equality the policy uses before it adds one to a pod.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cmocka.h>
+#include "test.h"
 
 #include "toleration.h"
-
-/* The JSON in text, which the test holds valid; a new reference. */
-static json_t *parse(const char *text)
-{
-	json_error_t jerr;
-	json_t *v = json_loads(text, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
-			       &jerr);
-
-	if (!v)
-		fail_msg("bad test JSON %s: %s", text, jerr.text);
-	return v;
-}
 
 static const char *const accepted[] = {
 	"{\"operator\":\"Exists\"}",
@@ -44,8 +24,8 @@ static void test_toleration__accepted(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(accepted) / sizeof(accepted[0]); i++) {
-		json_t *v = parse(accepted[i]);
+	for (i = 0; i < NELEM(accepted); i++) {
+		json_t *v = test_json(accepted[i]);
 		char err[512] = "";
 
 		if (toleration_check(v, "t", err, sizeof(err)))
@@ -108,8 +88,8 @@ static void test_toleration__refused(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
-		json_t *v = parse(refused[i].text);
+	for (i = 0; i < NELEM(refused); i++) {
+		json_t *v = test_json(refused[i].text);
 		char err[512] = "";
 
 		if (toleration_check(v, "t[0]", err, sizeof(err)) != -1 ||
@@ -131,7 +111,7 @@ static void test_toleration__message_bound(void **state)
 	path[sizeof(path) - 1] = '\0';
 	snprintf(text, sizeof(text),
 		 "{\"key\":\"k\",\"effect\":\"%0200d\"}", 0);
-	v = parse(text);
+	v = test_json(text);
 	assert_int_equal(toleration_check(v, path, err, sizeof(err)), -1);
 	assert_true(strlen(err) < sizeof(err) - 1);
 	assert_non_null(strstr(err, "\"NoExecute\""));
@@ -148,7 +128,7 @@ static void test_toleration__copy(void **state)
 	size_t i = 0;
 
 	(void)state;
-	v = parse("{\"tolerationSeconds\":60,\"effect\":\"NoExecute\","
+	v = test_json("{\"tolerationSeconds\":60,\"effect\":\"NoExecute\","
 		  "\"value\":\"v\",\"operator\":\"Equal\",\"key\":\"k\"}");
 	assert_int_equal(toleration_check(v, "t", NULL, 0), 0);
 	copy = toleration_copy(v);
@@ -165,7 +145,7 @@ static void test_toleration__copy(void **state)
 	json_decref(v);
 
 	/* null members are left out */
-	v = parse("{\"key\":\"k\",\"operator\":\"Exists\",\"value\":null,"
+	v = test_json("{\"key\":\"k\",\"operator\":\"Exists\",\"value\":null,"
 		  "\"effect\":null,\"tolerationSeconds\":null}");
 	copy = toleration_copy(v);
 	assert_non_null(copy);
@@ -219,9 +199,9 @@ static void test_toleration__equal(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(equal_cases) / sizeof(equal_cases[0]); i++) {
-		json_t *a = parse(equal_cases[i].a);
-		json_t *b = parse(equal_cases[i].b);
+	for (i = 0; i < NELEM(equal_cases); i++) {
+		json_t *a = test_json(equal_cases[i].a);
+		json_t *b = test_json(equal_cases[i].b);
 
 		if (toleration_equal(a, b) != equal_cases[i].equal ||
 		    toleration_equal(b, a) != equal_cases[i].equal)
@@ -234,12 +214,12 @@ static void test_toleration__equal(void **state)
 
 static void test_toleration__listed(void **state)
 {
-	json_t *list = parse("[{\"key\":\"a\"},{\"key\":\"nvidia.com/gpu\","
+	json_t *list = test_json("[{\"key\":\"a\"},{\"key\":\"nvidia.com/gpu\","
 			     "\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]");
-	json_t *in = parse("{\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\","
+	json_t *in = test_json("{\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\","
 			   "\"effect\":\"NoSchedule\",\"tolerationSeconds\":1}");
-	json_t *out = parse("{\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\"}");
-	json_t *empty = parse("[]");
+	json_t *out = test_json("{\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\"}");
+	json_t *empty = test_json("[]");
 
 	(void)state;
 	assert_true(toleration_listed(list, in));

@@ -1,0 +1,1672 @@
+#!/usr/bin/python3
+"""End-to-end tests: the webhook behind a real kube-apiserver, driven with
+kubectl.
+
+    /usr/bin/python3 -m pytest tests/e2e/run.py [-k NAME]
+
+From the repository root; `make e2e` runs it after it has installed what is
+missing and built or found the API server (see tests/e2e/e2e.mk).  The
+tests run in this order on one cluster, started once for all of them:
+corpus, dry_run, reinvocation, v1beta1, quota, ert, failure_policy,
+rotation, chart; -k also knows each by the name it prints (dry-run,
+extended-resource-toleration, failure-policy).
+
+What runs, all on 127.0.0.1 on free ports, logs in build/e2e/:
+  - etcd from Debian's etcd-server, with its own data folder (the packaged
+    service is never used);
+  - kube-apiserver 1.20.2 built from Debian's kubernetes source package
+    ($KUBE_APISERVER), with static tokens and RBAC: an administrator, a
+    tenant, the HAMi scheduler's service account, and every requester that
+    the corpus names;
+  - the webhook, build/vgpu-webhook serve ($VGPU_WEBHOOK), reached through
+    the chart's own MutatingWebhookConfiguration, rendered by helm in
+    existingSecret mode with a test CA and applied as rendered, and a
+    Service of type ExternalName pointing to localhost.
+
+Environment: KUBE_APISERVER (required), VGPU_WEBHOOK, KUBECTL, HELM, ETCD,
+E2E_CASES (the folder of corpus cases; default tests/fixtures/cases),
+E2E_OUT (default build/e2e).
+
+Each test counts its checks (Checks) and fails with the list of the failed
+ones.  Before pytest's summary line come the cluster's addresses, one line
+per test with its number of assertions, SKIP lines for what a test could
+not check on 1.20 and why (the test still passes: these are expected), and
+the number of assertions of the run (see tests/e2e/conftest.py).  A tool
+the suite needs that is missing skips every test with the reason, which
+fails `make e2e` unless ALLOW_SKIP=1.
+"""
+
+import base64
+import ctypes
+import fcntl
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import traceback
+import urllib.error
+import urllib.request
+from fractions import Fraction
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _path(var, *default):
+    return os.path.abspath(os.environ.get(var) or os.path.join(ROOT, *default))
+
+
+OUT = _path("E2E_OUT", "build", "e2e")
+BIN = _path("VGPU_WEBHOOK", "build", "vgpu-webhook")
+KUBECTL = _path("KUBECTL", "build", "tools", "kubectl")
+HELM = _path("HELM", "build", "tools", "helm")
+ETCD = os.environ.get("ETCD") or shutil.which("etcd") or "/usr/bin/etcd"
+APISERVER = os.environ.get("KUBE_APISERVER", "")
+CASES = _path("E2E_CASES", "tests", "fixtures", "cases")
+CHART = os.path.join(ROOT, "charts", "vgpu-webhook")
+GEN_CERTS = os.path.join(ROOT, "certs", "gen-certs.sh")
+
+RELEASE = "vgpu-webhook"
+RELEASE_NS = "vgpu-system"
+WEBHOOK_NAME = "pods.vgpu-webhook.hami.io"
+SERVICE_HOST = f"{RELEASE}.{RELEASE_NS}.svc"
+SCHEDULER_SA = "system:serviceaccount:kube-system:hami-scheduler"
+TENANT = "tenant@example.com"
+TENANT_NAMESPACES = ("team-a", "team-quota", "team-quota-count")
+TEST_NAMESPACES = ("e2e-reinvoke", "e2e-v1beta1", "e2e-ert", "e2e-failure",
+                   "e2e-rotation", "e2e-scheduler", "e2e-optout")
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+
+START_TIMEOUT = 180  # seconds for the API server to become ready (a busy machine)
+KUBECTL_TIMEOUT = 60
+
+
+# --------------------------------------------------------------------------
+# Small helpers
+
+
+def log_path(name):
+    return os.path.join(OUT, name)
+
+
+def write(path, data, mode=0o644):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w" if isinstance(data, str) else "wb") as f:
+        f.write(data)
+    os.chmod(path, mode)
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run(argv, stdin=None, timeout=120, env=None):
+    """(exit code, stdout, stderr) as text."""
+    try:
+        p = subprocess.run(argv, input=stdin, capture_output=True, text=True,
+                           timeout=timeout, env=env,
+                           stdin=None if stdin is not None else subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return -1, "", f"timed out after {timeout} s: {' '.join(argv[:3])}"
+    except OSError as e:
+        return -1, "", str(e)
+    return p.returncode, p.stdout, p.stderr
+
+
+def tail(path, n=15):
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-n:])
+    except OSError:
+        return ""
+
+
+# Quantities: the API server stores them canonically (5000 as 5k, 16384Mi as
+# 16Gi), so they are compared by value.
+_QTY = re.compile(r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
+                  r"(?:([eE][+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)")
+_SUFFIX = {None: 1, "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000),
+           "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+           "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+
+
+def quantity(v):
+    """The value of a quantity (string or JSON number) as a Fraction, or None."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return Fraction(v)
+    if isinstance(v, float):
+        return Fraction(repr(v))
+    if not isinstance(v, str):
+        return None
+    m = _QTY.fullmatch(v.strip())
+    if not m:
+        return None
+    n = Fraction(m.group(1))
+    if m.group(2):
+        e = int(m.group(2)[1:])
+        return n * (Fraction(10) ** e)
+    return n * _SUFFIX[m.group(3)]
+
+
+def same_quantities(a, b):
+    a, b = a or {}, b or {}
+    if set(a) != set(b):
+        return False
+    return all(quantity(a[k]) == quantity(b[k]) and quantity(a[k]) is not None
+               or a[k] == b[k] for k in a)
+
+
+def quantity_text(q):
+    return str(q.numerator) if q.denominator == 1 else f"{q.numerator}/{q.denominator}"
+
+
+_TEXT_QTY = re.compile(r"(?<=[=( ])([0-9][0-9.]*(?:[eE][+-]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)"
+                       r'(?=[ );,"]|$)')
+
+
+def normalize_quantities(w):
+    """A warning or message with each quantity written as its value: the
+    API server hands the webhook canonical quantities, so a manifest's 3000
+    is 3k in the text."""
+    def canon(m):
+        q = quantity(m.group(1))
+        return quantity_text(q) if q is not None else m.group(1)
+    return _TEXT_QTY.sub(canon, w)
+
+
+# --------------------------------------------------------------------------
+# Results
+
+
+class Skip(Exception):
+    """A test that cannot run here, with the reason: a skip of the test."""
+
+
+class Checks:
+    """The checks of one test: each is counted, and the failures wait for
+    the end of the test (see checks below).  skip() names what the test
+    could not check and why, a SKIP line that does not skip the test."""
+
+    def __init__(self, number, name):
+        self.number = number
+        self.name = name
+        self.asserts = 0
+        self.failures = []
+        self.skips = []
+        self.summary = ""
+
+    def check(self, ok, what, detail=""):
+        self.asserts += 1
+        if not ok:
+            detail = str(detail)
+            if len(detail) > 900:
+                detail = detail[:900] + "..."
+            self.failures.append(what + (f": {detail}" if detail else ""))
+        return ok
+
+    def equal(self, got, want, what):
+        return self.check(got == want, what, f"got {got!r}, want {want!r}")
+
+    def contains(self, text, piece, what):
+        return self.check(piece in text, what, f"{piece!r} not in {text.strip()!r}")
+
+    def skip(self, what, why):
+        self.skips.append((what, why))
+
+    def skip_lines(self):
+        """One line per reason, naming what it covers."""
+        by_reason = {}
+        for what, why in self.skips:
+            by_reason.setdefault(why, []).append(what)
+        return [f"{', '.join(sorted(whats))}: {why}" for why, whats in by_reason.items()]
+
+
+def checks(number, name, method):
+    """Makes a test of the Suite one pytest test on the module's cluster,
+    as tests/chart does with its sections: every check runs and is
+    counted, and the test fails with the list of the failed ones (the first
+    40), or when it made none.  Its line, `ok` or `FAIL` with its summary
+    and number of assertions, and its SKIP lines are printed before
+    pytest's summary line.  name, the one printed, is also a -k keyword."""
+    def test(suite, report):
+        cl = suite.cl
+        t = Checks(number, name)
+        t0 = time.time()
+        try:
+            for proc in (cl.etcd, cl.apiserver):
+                if proc is None or not proc.alive():
+                    raise RuntimeError(f"{proc.name if proc else 'a process'} is not "
+                                       f"running (see {os.path.relpath(OUT, ROOT)}/)")
+            if cl.webhook is None or not cl.webhook.alive():
+                suite.start_chart_webhook()
+            method(suite, t)
+        except Skip as e:
+            pytest.skip(str(e))
+        except pytest.exit.Exception:  # SIGTERM or SIGHUP (on_signal)
+            raise
+        except Exception as e:  # a broken test fails, the others still run
+            t.check(False, "the test ran to its end",
+                    f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=3)}")
+        suite.asserts += t.asserts
+        ok = not t.failures and t.asserts > 0
+        word = "ok  " if ok else "FAIL"
+        report(f"{word} {number} {name}: {t.summary or 'ran'} "
+               f"[{t.asserts} assertions, {time.time() - t0:.0f} s]")
+        for s in t.skip_lines():
+            report(f"SKIP {number} {name}: {s}")
+        if not ok:
+            fails = t.failures[:40]
+            if len(t.failures) > 40:
+                fails.append(f"... and {len(t.failures) - 40} more")
+            pytest.fail("\n".join(fails) or "no check ran", pytrace=False)
+    test.e2e_name = name
+    return test
+
+
+# --------------------------------------------------------------------------
+# Processes: everything started here is stopped on exit, Ctrl-C included.
+
+PROCS = []
+_libc = None
+
+
+def _die_with_parent():
+    # The children end with this process even if it is killed outright.
+    try:
+        _libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
+class Proc:
+    def __init__(self, name, argv, logname):
+        global _libc
+        if _libc is None:
+            _libc = ctypes.CDLL(None, use_errno=True)
+        self.name = name
+        self.log = log_path(logname)
+        with open(self.log, "a") as f:
+            f.write(f"=== {time.strftime('%H:%M:%S')} start: {' '.join(argv)}\n")
+            f.flush()
+            self.offset = f.tell()
+            self.p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=f,
+                                      stderr=subprocess.STDOUT, cwd=ROOT,
+                                      preexec_fn=_die_with_parent)
+        PROCS.append(self)
+
+    def alive(self):
+        return self.p.poll() is None
+
+    def stop(self, timeout=15):
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+            try:
+                self.p.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+        if self in PROCS:
+            PROCS.remove(self)
+        return self.p.returncode
+
+    def lines(self):
+        """The log lines written since this process started."""
+        with open(self.log, errors="replace") as f:
+            f.seek(self.offset)
+            return f.read().splitlines()
+
+
+def stop_all():
+    for p in reversed(list(PROCS)):
+        try:
+            p.stop(10)
+        except Exception:
+            pass
+
+
+def on_signal(signum, _frame):
+    # Ends the session: the module's cluster fixture stops everything.
+    pytest.exit(f"e2e: {signal.Signals(signum).name}; stopping everything it started")
+
+
+# --------------------------------------------------------------------------
+# The cluster
+
+
+class Cluster:
+    def __init__(self):
+        self.etcd = None
+        self.apiserver = None
+        self.webhook = None
+        self.etcd_port = free_port()
+        self.peer_port = free_port()
+        self.api_port = free_port()
+        self.webhook_port = free_port()
+        self.metrics_port = free_port()
+        self.tokens = {}           # identity -> token
+        self.plugins = ()
+        self.ca_pem = ""
+        self.api_ssl = None
+        self.kubeconfig = log_path("kubeconfig")
+        self.cache_dir = log_path("kubectl-cache")
+        self.webhook_dir = log_path("webhook-tls")
+        self.webhook_config = None
+        self.webhook_args = ()
+
+    # --- certificates and identities -------------------------------------
+
+    def make_certs(self, identities):
+        d = log_path("certs")
+        rc, out, err = run([GEN_CERTS, "--service", RELEASE, "--namespace", RELEASE_NS,
+                            "--out", os.path.join(d, "webhook"), "--force"])
+        if rc != 0:
+            raise RuntimeError(f"gen-certs.sh (webhook) failed: {err.strip()}")
+        self.ca_bundle = out.strip()
+        rc, _, err = run([GEN_CERTS, "--service", "kubernetes", "--namespace", "default",
+                          "--out", os.path.join(d, "apiserver"), "--force"])
+        if rc != 0:
+            raise RuntimeError(f"gen-certs.sh (API server) failed: {err.strip()}")
+        rc, _, err = run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt",
+                          "rsa_keygen_bits:2048", "-out", os.path.join(d, "sa.key")])
+        if rc != 0:
+            raise RuntimeError(f"openssl genpkey failed: {err.strip()}")
+        # The webhook's pair sits as a Secret volume holds it: tls.crt ->
+        # ..data/tls.crt, ..data -> a dated folder, swapped in one rename.
+        self.rotations = 0
+        self.install_webhook_pair(os.path.join(d, "webhook", "tls.crt"),
+                                  os.path.join(d, "webhook", "tls.key"))
+        for name in ("tls.crt", "tls.key"):
+            os.symlink(os.path.join("..data", name), os.path.join(self.webhook_dir, name))
+        self.api_ssl = ssl.create_default_context(cafile=os.path.join(d, "apiserver", "ca.crt"))
+
+        lines = []
+        for i, (ident, (user, uid, groups)) in enumerate(identities.items()):
+            token = f"e2e-token-{i:03d}-{os.urandom(6).hex()}"
+            self.tokens[ident] = token
+            lines.append('%s,%s,%s,"%s"' % (token, user, uid, ",".join(groups)))
+        write(log_path("tokens.csv"), "\n".join(lines) + "\n", 0o600)
+        kc = {
+            "apiVersion": "v1", "kind": "Config", "current-context": "e2e",
+            "clusters": [{"name": "e2e", "cluster": {
+                "server": f"https://127.0.0.1:{self.api_port}",
+                "certificate-authority": os.path.join(d, "apiserver", "ca.crt")}}],
+            "users": [{"name": "admin", "user": {"token": self.tokens["admin"]}}],
+            "contexts": [{"name": "e2e", "context": {"cluster": "e2e", "user": "admin"}}],
+        }
+        write(self.kubeconfig, json.dumps(kc, indent=1), 0o600)
+
+    def install_webhook_pair(self, crt, key):
+        """Puts a serving pair in place the way kubelet updates a Secret
+        volume: a new dated folder, then one atomic rename of ..data."""
+        os.makedirs(self.webhook_dir, exist_ok=True)
+        stamp = f"..{time.strftime('%Y_%m_%d_%H_%M_%S')}.{self.rotations}"
+        folder = os.path.join(self.webhook_dir, stamp)
+        os.makedirs(folder)
+        shutil.copy(crt, os.path.join(folder, "tls.crt"))
+        shutil.copy(key, os.path.join(folder, "tls.key"))
+        tmp = os.path.join(self.webhook_dir, "..data_tmp")
+        os.symlink(stamp, tmp)
+        os.replace(tmp, os.path.join(self.webhook_dir, "..data"))
+        self.rotations += 1
+
+    # --- etcd --------------------------------------------------------------
+
+    def start_etcd(self):
+        data = log_path("etcd-data")
+        shutil.rmtree(data, ignore_errors=True)
+        peer = f"http://127.0.0.1:{self.peer_port}"
+        client = f"http://127.0.0.1:{self.etcd_port}"
+        self.etcd = Proc("etcd", [
+            ETCD, "--name", "e2e", "--data-dir", data,
+            "--listen-client-urls", client, "--advertise-client-urls", client,
+            "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+            "--initial-cluster", f"e2e={peer}", "--initial-cluster-state", "new",
+            "--log-level", "warn", "--logger", "zap"], "etcd.log")
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if not self.etcd.alive():
+                raise RuntimeError("etcd exited:\n" + tail(self.etcd.log))
+            try:
+                with urllib.request.urlopen(client + "/health", timeout=2) as r:
+                    if json.load(r).get("health") == "true":
+                        return
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.2)
+        raise RuntimeError("etcd did not become healthy in 60 s:\n" + tail(self.etcd.log))
+
+    # --- kube-apiserver ----------------------------------------------------
+
+    def start_apiserver(self, plugins=()):
+        d = log_path("certs")
+        self.plugins = tuple(plugins)
+        argv = [
+            APISERVER,
+            f"--etcd-servers=http://127.0.0.1:{self.etcd_port}",
+            "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+            f"--secure-port={self.api_port}", "--insecure-port=0",
+            f"--tls-cert-file={d}/apiserver/tls.crt",
+            f"--tls-private-key-file={d}/apiserver/tls.key",
+            f"--cert-dir={log_path('apiserver-certs')}",
+            f"--token-auth-file={log_path('tokens.csv')}",
+            "--authorization-mode=RBAC",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            f"--service-account-key-file={d}/sa.key",
+            f"--service-account-signing-key-file={d}/sa.key",
+            "--service-cluster-ip-range=10.96.0.0/16",
+            "--endpoint-reconciler-type=none",
+            # No controller-manager runs to make service-account tokens.
+            "--disable-admission-plugins=ServiceAccount",
+            "--allow-privileged=true",
+            "--profiling=false",
+        ]
+        if self.plugins:
+            argv.append("--enable-admission-plugins=" + ",".join(self.plugins))
+        self.apiserver = Proc("kube-apiserver", argv, "apiserver.log")
+        deadline = time.time() + START_TIMEOUT
+        last = ""
+        while time.time() < deadline:
+            if not self.apiserver.alive():
+                raise RuntimeError("kube-apiserver exited:\n" + tail(self.apiserver.log))
+            try:
+                code, body = self.api("GET", "/readyz")
+                if code == 200:
+                    return
+                last = f"readyz {code}"
+            except OSError as e:
+                last = str(e)
+            time.sleep(0.5)
+        raise RuntimeError(f"kube-apiserver not ready in {START_TIMEOUT} s ({last}):\n"
+                           + tail(self.apiserver.log))
+
+    def restart_apiserver(self, plugins=()):
+        self.apiserver.stop()
+        self.start_apiserver(plugins)
+
+    def api(self, method, path, body=None, user="admin"):
+        """A direct request to the API server: (status, parsed body or text)."""
+        req = urllib.request.Request(
+            f"https://127.0.0.1:{self.api_port}{path}", method=method,
+            data=None if body is None else json.dumps(body).encode(),
+            headers={"Authorization": "Bearer " + self.tokens[user],
+                     "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, context=self.api_ssl, timeout=20) as r:
+                code, data = r.status, r.read()
+        except urllib.error.HTTPError as e:
+            code, data = e.code, e.read()
+        try:
+            return code, json.loads(data)
+        except ValueError:
+            return code, data.decode("utf-8", "replace")
+
+    # --- kubectl -----------------------------------------------------------
+
+    def kubectl(self, args, user="admin", stdin=None, timeout=KUBECTL_TIMEOUT):
+        argv = [KUBECTL, "--kubeconfig", self.kubeconfig, "--cache-dir", self.cache_dir,
+                "--token", self.tokens[user]] + list(args)
+        env = dict(os.environ, HOME=log_path("home"))
+        return run(argv, stdin=stdin, timeout=timeout, env=env)
+
+    def apply(self, docs, user="admin", extra=()):
+        text = docs if isinstance(docs, str) else \
+            "".join("---\n" + yaml.safe_dump(d, sort_keys=False) for d in docs)
+        rc, out, err = self.kubectl(["apply", "-f", "-"] + list(extra), user=user, stdin=text)
+        if rc != 0:
+            raise RuntimeError(f"kubectl apply failed: {err.strip()}")
+        return out
+
+    # --- the webhook -------------------------------------------------------
+
+    def start_webhook(self, config=None, args=()):
+        """Starts build/vgpu-webhook serve with this config file and flags
+        (restarting it when it runs), and waits until /readyz answers."""
+        if self.webhook is not None:
+            self.stop_webhook()
+        self.webhook_config, self.webhook_args = config, tuple(args)
+        argv = [BIN, "serve", "--listen", f"127.0.0.1:{self.webhook_port}",
+                "--tls-cert-file", os.path.join(self.webhook_dir, "tls.crt"),
+                "--tls-private-key-file", os.path.join(self.webhook_dir, "tls.key"),
+                "--metrics-listen", f"127.0.0.1:{self.metrics_port}",
+                "--log-format", "json"]
+        if config:
+            argv += ["--config", config]
+        argv += list(args)
+        self.webhook = Proc("vgpu-webhook", argv, "webhook.log")
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            if not self.webhook.alive():
+                raise RuntimeError("the webhook exited:\n" + tail(self.webhook.log))
+            try:
+                with urllib.request.urlopen(
+                        f"http://127.0.0.1:{self.metrics_port}/readyz", timeout=2) as r:
+                    if r.status == 200:
+                        return self.webhook
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("the webhook did not become ready:\n" + tail(self.webhook.log))
+
+    def stop_webhook(self):
+        if self.webhook is not None:
+            self.webhook.stop()
+            self.webhook = None
+
+    def decisions(self, since=None):
+        """The webhook's decision log lines (JSON) of its current run."""
+        out = []
+        for line in (since or self.webhook).lines():
+            try:
+                d = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(d, dict) and d.get("msg") == "decision":
+                out.append(d)
+        return out
+
+    def metric(self, name):
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics",
+                                    timeout=5) as r:
+            text = r.read().decode()
+        for line in text.splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[-1])
+        return None
+
+
+# --------------------------------------------------------------------------
+# The chart
+
+
+def helm_template(ca_bundle, port, *sets, mode="existingSecret", kube="1.23.0"):
+    env = dict(os.environ)
+    home = os.path.join(ROOT, "build", "tools", "helm-home")
+    env.setdefault("HELM_CONFIG_HOME", os.path.join(home, "config"))
+    env.setdefault("HELM_CACHE_HOME", os.path.join(home, "cache"))
+    env.setdefault("HELM_DATA_HOME", os.path.join(home, "data"))
+    argv = [HELM, "template", RELEASE, CHART, "--namespace", RELEASE_NS,
+            "--kube-version", kube, "--set", f"service.port={port}",
+            "--set", f"certificates.mode={mode}"]
+    if mode == "existingSecret":
+        argv += ["--set", f"certificates.existingSecret.name={RELEASE}-tls",
+                 "--set", f"certificates.existingSecret.caBundle={ca_bundle}"]
+    for s in sets:
+        argv += ["--set", s]
+    rc, out, err = run(argv, env=env)
+    if rc != 0:
+        raise RuntimeError(f"helm template failed: {err.strip()}")
+    return out
+
+
+def split_docs(text):
+    """(kind, the document's text, the parsed object) of each rendered document."""
+    out = []
+    for chunk in re.split(r"(?m)^---\s*$", text):
+        obj = yaml.safe_load(chunk)
+        if isinstance(obj, dict):
+            out.append((obj.get("kind"), chunk, obj))
+    return out
+
+
+def external_name_service(rendered_service):
+    """The chart's Service as the test bed needs it: type ExternalName
+    pointing to localhost, so that the API server dials localhost:<port>."""
+    svc = json.loads(json.dumps(rendered_service))
+    spec = svc["spec"]
+    spec.pop("selector", None)
+    spec["type"] = "ExternalName"
+    spec["externalName"] = "localhost"
+    return svc
+
+
+# --------------------------------------------------------------------------
+# The corpus (SPEC section 7): each case a folder with review.json,
+# expect.json, and optionally config.json and args.  A small reader of its
+# own, so that this suite depends only on the case format.
+
+
+class Case:
+    def __init__(self, path):
+        self.dir = path
+        self.name = os.path.basename(path)
+        with open(os.path.join(path, "review.json"), "rb") as f:
+            self.review = json.loads(f.read())
+        with open(os.path.join(path, "expect.json"), "rb") as f:
+            self.expect = json.loads(f.read())
+        cfg = os.path.join(path, "config.json")
+        self.config = cfg if os.path.exists(cfg) else None
+        self.args = []
+        a = os.path.join(path, "args")
+        if os.path.exists(a):
+            with open(a, encoding="utf-8") as f:
+                self.args = [line.rstrip("\n") for line in f if line.strip()]
+
+    @property
+    def request(self):
+        r = self.review.get("request")
+        return r if isinstance(r, dict) else {}
+
+    @property
+    def pod(self):
+        return self.request.get("object")
+
+    @property
+    def is_pod_create(self):
+        r = self.request
+        kind = r.get("kind")
+        return (isinstance(kind, dict) and kind.get("group") == "" and kind.get("kind") == "Pod"
+                and r.get("operation") == "CREATE" and not r.get("subResource")
+                and isinstance(r.get("object"), dict))
+
+    @property
+    def group(self):
+        """Cases that need the same webhook command line."""
+        cfg = b""
+        if self.config:
+            with open(self.config, "rb") as f:
+                cfg = f.read()
+        return (cfg, tuple(self.args))
+
+    def requester(self):
+        u = self.request.get("userInfo") or {}
+        return (u.get("username") or "system:anonymous", u.get("uid") or "",
+                tuple(g for g in (u.get("groups") or [])))
+
+
+def load_cases(root):
+    out = []
+    for entry in sorted(os.listdir(root)):
+        path = os.path.join(root, entry)
+        if os.path.isdir(path) and os.path.exists(os.path.join(path, "review.json")):
+            out.append(Case(path))
+    return out
+
+
+def containers_of(pod):
+    spec = pod.get("spec") if isinstance(pod, dict) else None
+    if not isinstance(spec, dict):
+        return []
+    out = []
+    for field in ("initContainers", "containers"):
+        v = spec.get(field)
+        if isinstance(v, list):
+            out += [(field, c) for c in v if isinstance(c, dict)]
+    return out
+
+
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
+def api_server_view(case):
+    """What the API server does with this case's pod before or after the
+    webhook, where that is not what the case assumes: (kind, reason), kind
+    being
+      "decode"   it refuses the pod when it decodes it, before any webhook
+                 (sent anyway: the refusal is checked);
+      "skip"     it changes the pod before the webhook, so the case cannot
+                 be reproduced (not sent);
+      "invalid"  its validation refuses the pod after the webhook, for a
+                 field the webhook does not own (sent: the webhook's
+                 warnings and the refusal are checked, not a stored pod);
+    or None when the case goes through as written."""
+    exp = case.expect
+    pod = case.pod
+    if not exp.get("allowed") and exp.get("code") == 400:
+        return ("decode", "a field of the wrong JSON type: the API server refuses the pod "
+                "when it decodes it, before any webhook")
+    spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
+    for field, c in containers_of(pod):
+        if field == "initContainers" and "restartPolicy" in c:
+            return ("skip", "a native sidecar (an init container with restartPolicy, "
+                    "Kubernetes 1.28): 1.20 drops the field before any webhook")
+        for part in ("limits", "requests"):
+            m = (c.get("resources") or {}).get(part)
+            if not isinstance(m, dict):
+                continue
+            if any(v is None for v in m.values()):
+                return ("skip", "a null quantity: the API server decodes it as 0 before "
+                        "any webhook")
+            if any(isinstance(v, str) and quantity(v) is None for v in m.values()):
+                return ("decode", "a quantity that does not parse: the API server refuses "
+                        "the pod when it decodes it, before any webhook")
+    if not spec.get("schedulerName") and case.config:
+        with open(case.config, "rb") as f:
+            if re.search(rb'"forceOverwriteDefaultScheduler"\s*:\s*false', f.read()):
+                return ("skip", "an empty spec.schedulerName: the API server sets "
+                        "default-scheduler before any webhook, which this config skips")
+    for _, c in containers_of(pod):
+        if not (isinstance(c.get("name"), str) and _DNS_LABEL.fullmatch(c["name"])):
+            return ("invalid", "a container name that is no DNS label: the API server's "
+                    "validation refuses the pod after the webhook; the warnings and the "
+                    "refusal are checked, not a stored pod")
+    return None
+
+
+TAINTS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+
+
+def tolerates(t, key, effect):
+    if t.get("effect") not in (None, "", effect):
+        return False
+    if not t.get("key"):
+        return t.get("operator") == "Exists"
+    return t.get("key") == key
+
+
+def clean_toleration(t):
+    return {k: v for k, v in t.items() if v not in ("", None)}
+
+
+def canon_tolerations(ts):
+    return sorted(json.dumps(clean_toleration(t), sort_keys=True) for t in ts or [])
+
+
+def clean_env(env):
+    out = []
+    for e in env or []:
+        e = {k: v for k, v in e.items() if not (k == "value" and v == "")}
+        out.append(e)
+    return out
+
+
+def expected_as_stored(case, pod):
+    """The case's expected pod as the API server keeps it: limits copied
+    into missing requests, spec.schedulerName defaulted, and the
+    DefaultTolerationSeconds tolerations added when the pod had none that
+    covers them."""
+    pod = json.loads(json.dumps(pod))
+    spec = pod.setdefault("spec", {})
+    if not spec.get("schedulerName"):
+        spec["schedulerName"] = "default-scheduler"
+    for _, c in containers_of(pod):
+        res = c.get("resources") or {}
+        lim = res.get("limits")
+        if isinstance(lim, dict) and lim:
+            req = res.setdefault("requests", {})
+            for k, v in lim.items():
+                if v is not None and k not in req:
+                    req[k] = v
+        c["resources"] = res
+    given = (case.pod.get("spec") or {}).get("tolerations") or []
+    tol = list(spec.get("tolerations") or [])
+    for key in TAINTS:
+        if not any(tolerates(t, key, "NoExecute") for t in given):
+            tol.append({"key": key, "operator": "Exists", "effect": "NoExecute",
+                        "tolerationSeconds": 300})
+    spec["tolerations"] = tol
+    return pod
+
+
+def compare_pods(t, tag, want, got):
+    """What the webhook owns, compared between the expected pod (as the API
+    server would keep it) and the stored one."""
+    ws, gs = want.get("spec") or {}, got.get("spec") or {}
+    t.equal(gs.get("schedulerName"), ws.get("schedulerName"), f"{tag}: schedulerName")
+    t.equal(gs.get("runtimeClassName"), ws.get("runtimeClassName"), f"{tag}: runtimeClassName")
+    t.equal((got.get("metadata") or {}).get("annotations") or {},
+            (want.get("metadata") or {}).get("annotations") or {}, f"{tag}: annotations")
+    t.equal(canon_tolerations(gs.get("tolerations")), canon_tolerations(ws.get("tolerations")),
+            f"{tag}: tolerations")
+    wc, gc = containers_of(want), containers_of(got)
+    if not t.equal([c.get("name") for _, c in gc], [c.get("name") for _, c in wc],
+                   f"{tag}: containers"):
+        return
+    for (_, w), (_, g) in zip(wc, gc):
+        wr, gr = w.get("resources") or {}, g.get("resources") or {}
+        for part in ("limits", "requests"):
+            t.check(same_quantities(wr.get(part), gr.get(part)),
+                    f"{tag}: container {w.get('name')!r} {part}",
+                    f"got {gr.get(part)!r}, want {wr.get(part)!r}")
+        t.equal(clean_env(g.get("env")), clean_env(w.get("env")),
+                f"{tag}: container {w.get('name')!r} env")
+
+
+def kubectl_warnings(stderr):
+    return [line[len("Warning: "):] for line in stderr.splitlines()
+            if line.startswith("Warning: ")]
+
+
+def check_warnings(t, tag, stderr, want):
+    got = kubectl_warnings(stderr)
+    t.equal([normalize_quantities(w) for w in got], [normalize_quantities(w) for w in want],
+            f"{tag}: warnings printed by kubectl")
+
+
+# --------------------------------------------------------------------------
+# Pods for the other tests
+
+
+def gpu_pod(name, namespace, limits=None, env=None, labels=None, annotations=None,
+            privileged=False, requests=None):
+    c = {"name": "cuda", "image": "nvcr.io/nvidia/cuda:12.2.0-base-ubuntu22.04",
+         "resources": {"limits": dict(limits if limits is not None else {"nvidia.com/gpu": "1"})}}
+    if requests is not None:
+        c["resources"]["requests"] = dict(requests)
+    if env:
+        c["env"] = env
+    if privileged:
+        c["securityContext"] = {"privileged": True}
+    meta = {"name": name, "namespace": namespace}
+    if labels:
+        meta["labels"] = labels
+    if annotations:
+        meta["annotations"] = annotations
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
+            "spec": {"containers": [c]}}
+
+
+def create(cl, pod, user="admin", extra=()):
+    """kubectl create of one pod: (rc, stored pod or None, stderr)."""
+    ns = pod["metadata"].get("namespace", "default")
+    rc, out, err = cl.kubectl(["create", "-n", ns, "-o", "json", "-f", "-"] + list(extra),
+                              user=user, stdin=json.dumps(pod))
+    obj = None
+    if rc == 0:
+        try:
+            obj = json.loads(out)
+        except ValueError:
+            rc, err = 1, err + "\nstdout is not JSON: " + out[:300]
+    return rc, obj, err
+
+
+def limits_of(pod, i=0):
+    return pod["spec"]["containers"][i].get("resources", {}).get("limits", {})
+
+
+def is_defaulted(pod):
+    """The default policy's marks on a one-container pod that asked for one GPU."""
+    lim = limits_of(pod)
+    return (pod["spec"].get("schedulerName") == "hami-scheduler"
+            and quantity(lim.get("nvidia.com/gpumem")) == 5000
+            and canon_tolerations(pod["spec"].get("tolerations")).count(
+                json.dumps(GPU_TOLERATION, sort_keys=True)) == 1)
+
+
+# How kubectl shows a denial's status code.
+DENIAL_SHOWN = {403: "Error from server (Forbidden)", 422: "The request is invalid",
+                400: "Error from server (BadRequest)"}
+
+DEFAULT_WARNING = 'container "cuda": set nvidia.com/gpumem=5000 (defaultMemory)'
+
+
+# --------------------------------------------------------------------------
+# The tests
+
+
+class Suite:
+    def __init__(self, cl, cases):
+        self.cl = cl
+        self.cases = cases
+        self.rendered = None
+        self.docs = None
+        self.chart_config = log_path("chart-config.json")
+        self.asserts = 0  # of every test that ran
+
+    # --- setup -------------------------------------------------------------
+
+    def render(self, *sets, **kw):
+        return helm_template(self.cl.ca_bundle, self.cl.webhook_port, *sets, **kw)
+
+    def rendered_mwc(self, *sets):
+        for kind, text, obj in split_docs(self.render(*sets)):
+            if kind == "MutatingWebhookConfiguration":
+                return text, obj
+        raise RuntimeError("the chart rendered no MutatingWebhookConfiguration")
+
+    def settle(self):
+        # The API server reads webhook configurations through an informer;
+        # a change takes effect a moment after it is stored.
+        time.sleep(1.5)
+
+    def bootstrap(self, runtime_classes, corpus_users):
+        cl = self.cl
+        namespaces = (("ml", RELEASE_NS) + TENANT_NAMESPACES + TEST_NAMESPACES
+                      + ("kube-system", "default"))
+        docs = []
+        # 1.20 does not set kubernetes.io/metadata.name (1.21 does), and the
+        # chart's namespace exclusions read it: the suite labels its
+        # namespaces itself.
+        for ns in namespaces:
+            docs.append({"apiVersion": "v1", "kind": "Namespace",
+                         "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}})
+        docs.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                     "metadata": {"name": "e2e-pod-writer"},
+                     "rules": [{"apiGroups": [""], "resources": ["pods"],
+                                "verbs": ["create", "get", "list", "delete"]},
+                               {"apiGroups": [""], "resources": ["resourcequotas"],
+                                "verbs": ["get", "list"]}]})
+        # What HAMi's scheduler does with pods: read them, write its
+        # annotations, bind them.
+        docs.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                     "metadata": {"name": "e2e-hami-scheduler"},
+                     "rules": [{"apiGroups": [""], "resources": ["pods"],
+                                "verbs": ["get", "list", "watch", "update", "patch"]},
+                               {"apiGroups": [""], "resources": ["pods/binding"],
+                                "verbs": ["create"]}]})
+        docs.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                     "metadata": {"name": "e2e-hami-scheduler"},
+                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                 "name": "e2e-hami-scheduler"},
+                     "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                                   "name": SCHEDULER_SA}]})
+
+        def binding(ns, users):
+            return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                    "metadata": {"name": "e2e-pod-writers", "namespace": ns},
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                "name": "e2e-pod-writer"},
+                    "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                                  "name": u} for u in sorted(users)]}
+        docs.append(binding("ml", corpus_users))
+        for ns in TENANT_NAMESPACES:
+            docs.append(binding(ns, [TENANT]))
+        for rc in sorted(runtime_classes):
+            docs.append({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+                         "metadata": {"name": rc}, "handler": "e2e"})
+        self.rendered = self.render()
+        self.docs = split_docs(self.rendered)
+        by_kind = {kind: (text, obj) for kind, text, obj in self.docs}
+        docs.append(external_name_service(by_kind["Service"][1]))
+        cl.apply(docs)
+        # The webhook configuration exactly as the chart renders it.
+        cl.apply(by_kind["MutatingWebhookConfiguration"][0])
+        write(self.chart_config, by_kind["ConfigMap"][1]["data"]["config.json"])
+        self.settle()
+
+    def start_chart_webhook(self):
+        return self.cl.start_webhook(self.chart_config)
+
+    # --- 1 -----------------------------------------------------------------
+
+    def test_corpus(self, t):
+        cl = self.cl
+        pods = [c for c in self.cases if c.is_pod_create]
+        others = len(self.cases) - len(pods)
+        if not pods:
+            raise Skip(f"no Pod CREATE case in {CASES}")
+        groups = {}
+        for c in pods:
+            groups.setdefault(c.group, []).append(c)
+        counts = dict.fromkeys(("allowed", "denied", "warned", "skipped", "decode",
+                                "invalid"), 0)
+        for (_, args), members in groups.items():
+            runnable = []
+            for c in members:
+                view = api_server_view(c)
+                if view and view[0] == "skip":
+                    t.skip(c.name, view[1])
+                    counts["skipped"] += 1
+                else:
+                    runnable.append((c, view))
+            if not runnable:
+                continue
+            cl.start_webhook(runnable[0][0].config, args)
+            for c, view in runnable:
+                self.corpus_case(t, c, view, counts)
+        cl.start_webhook(self.chart_config)
+        where = os.path.relpath(CASES, ROOT) if CASES.startswith(ROOT + os.sep) else CASES
+        t.summary = (f"{len(pods)} Pod CREATE cases from {where} "
+                     f"through kubectl create, {len(groups)} webhook configurations: "
+                     f"{counts['allowed']} admitted, {counts['denied']} denied, "
+                     f"{counts['warned']} with warnings; {counts['decode']} refused by the "
+                     f"API server before the webhook, {counts['invalid']} by its validation "
+                     f"after it; {counts['skipped']} skipped"
+                     + (f"; {others} cases are not a Pod CREATE" if others else ""))
+
+    def corpus_case(self, t, c, view, counts):
+        cl = self.cl
+        pod = json.loads(json.dumps(c.pod))
+        meta = pod.setdefault("metadata", {})
+        if meta.get("name"):
+            # Names must be unique in the namespace; generateName is kept.
+            meta["name"] = f"{meta['name'][:200]}-{c.name[:3]}"
+        ns = c.request.get("namespace") or meta.get("namespace") or "default"
+        meta["namespace"] = ns
+        extra = ["--dry-run=server"] if c.request.get("dryRun") is True else []
+        before = len(cl.decisions())
+        if view and view[0] == "decode":
+            # Straight to the API: against a 1.20 server, kubectl 1.33 checks
+            # the schema itself (the server does not validate fields), and it
+            # cannot send a pod whose metadata it cannot read.
+            counts["decode"] += 1
+            code, body = cl.api("POST", f"/api/v1/namespaces/{ns}/pods", pod,
+                                user=c.requester())
+            msg = body.get("message", "") if isinstance(body, dict) else str(body)
+            t.check(code == 400 and "cannot be handled as a Pod" in msg,
+                    f"{c.name}: the API server refuses the pod when it decodes it",
+                    f"HTTP {code}: {msg}")
+            t.equal(len(cl.decisions()) - before, 0, f"{c.name}: the webhook is not called")
+            t.skip(c.name, view[1] + " (checked)")
+            return
+        rc, got, err = create(cl, pod, user=c.requester(), extra=extra)
+        want_warnings = c.expect.get("warnings") or []
+        if view and view[0] == "invalid":
+            counts["invalid"] += 1
+            t.check(rc != 0 and "is invalid" in err and ".name: Invalid value" in err,
+                    f"{c.name}: the API server's validation refuses the container name",
+                    err.strip())
+            check_warnings(t, c.name, err, want_warnings)
+            t.skip(c.name, view[1])
+            return
+        if c.expect.get("allowed"):
+            counts["allowed"] += 1
+            if not t.check(rc == 0, f"{c.name}: kubectl create admits the pod", err.strip()):
+                return
+            want = expected_as_stored(c, c.expect["pod"] if c.expect.get("patched", True)
+                                      is not False else c.pod)
+            compare_pods(t, c.name, want, got)
+        else:
+            counts["denied"] += 1
+            t.check(rc != 0, f"{c.name}: kubectl create is refused")
+            t.contains(err, f'admission webhook "{WEBHOOK_NAME}" denied the request',
+                       f"{c.name}: refused by the webhook")
+            # The webhook's status code reaches the client.
+            shown = DENIAL_SHOWN.get(c.expect.get("code"))
+            if shown:
+                t.contains(err, shown, f"{c.name}: kubectl shows code {c.expect.get('code')}")
+            for piece in c.expect.get("message_contains") or []:
+                # The API server hands the webhook canonical quantities: a
+                # manifest's 1.5 is 1500m in the message.
+                t.contains(normalize_quantities(err), normalize_quantities(piece),
+                           f"{c.name}: kubectl shows the message")
+        if want_warnings:
+            counts["warned"] += 1
+        check_warnings(t, c.name, err, want_warnings)
+
+    # --- 2 -----------------------------------------------------------------
+
+    def test_dry_run(self, t):
+        cl = self.cl
+        pod = gpu_pod("dry-run-gpu", "team-a")
+        before = len(cl.decisions())
+        rc, out, err = cl.kubectl(["create", "--dry-run=server", "-o", "yaml", "-f", "-"],
+                                  user=TENANT, stdin=json.dumps(pod))
+        if not t.check(rc == 0, "kubectl create --dry-run=server succeeds", err.strip()):
+            return
+        shown = yaml.safe_load(out)
+        t.check(is_defaulted(shown),
+                "the YAML shows the defaults (gpumem 5k, scheduler, toleration)", shown.get("spec"))
+        t.equal(limits_of(shown).get("nvidia.com/gpumem"), "5k",
+                "the API server shows 5000 as 5k")
+        t.equal(kubectl_warnings(err), [DEFAULT_WARNING], "kubectl prints the warning")
+        rc, _, err2 = cl.kubectl(["get", "pod", "-n", "team-a", "dry-run-gpu"], user=TENANT)
+        t.check(rc != 0 and "NotFound" in err2, "nothing is stored", err2.strip())
+        new = cl.decisions()[before:]
+        t.check(len(new) == 1 and new[0].get("name") == "dry-run-gpu"
+                and new[0].get("outcome") == "patched",
+                "the webhook decided the dry run once", new)
+        t.summary = "defaults and warning shown, nothing stored"
+
+    # --- 3 -----------------------------------------------------------------
+
+    def test_reinvocation(self, t):
+        cl = self.cl
+        second = SecondWebhook(os.path.join(log_path("certs"), "webhook"))
+        second.start()
+        try:
+            cfg = {"apiVersion": "admissionregistration.k8s.io/v1",
+                   "kind": "MutatingWebhookConfiguration",
+                   # Configurations are called in name order: after ours.
+                   "metadata": {"name": "zz-e2e-second"},
+                   "webhooks": [{
+                       "name": "second.e2e.example.com",
+                       "admissionReviewVersions": ["v1"], "sideEffects": "None",
+                       "failurePolicy": "Fail", "timeoutSeconds": 10,
+                       "reinvocationPolicy": "Never",
+                       "clientConfig": {"url": f"https://127.0.0.1:{second.port}/mutate",
+                                        "caBundle": cl.ca_bundle},
+                       "rules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                  "operations": ["CREATE"], "resources": ["pods"]}],
+                       "namespaceSelector": {"matchLabels": {
+                           "kubernetes.io/metadata.name": "e2e-reinvoke"}}}]}
+            cl.apply([cfg])
+            self.settle()
+            before = len(cl.decisions())
+            pod = gpu_pod("reinvoke-gpu", "e2e-reinvoke",
+                          limits={"nvidia.com/gpu": "1", "nvidia.com/priority": "1"})
+            rc, got, err = create(cl, pod)
+            if not t.check(rc == 0, "the pod is created", err.strip()):
+                return
+            t.equal(second.calls, 1, "the second webhook was called once")
+            env = got["spec"]["containers"][0].get("env") or []
+            names = [e.get("name") for e in env]
+            t.equal(sorted(names), ["CUDA_TASK_PRIORITY", "E2E_SECOND"],
+                    "the second webhook's env entry is kept, each env entry once")
+            tol = canon_tolerations(got["spec"].get("tolerations"))
+            t.equal(len(tol), len(set(tol)), "each toleration once")
+            t.check(is_defaulted(got), "the pod is defaulted", got["spec"])
+            mine = [d for d in cl.decisions()[before:] if d.get("name") == "reinvoke-gpu"]
+            t.equal(len(mine), 2, "our webhook was called twice (reinvocation)")
+            if len(mine) == 2:
+                t.check(mine[0].get("ops", 0) > 0, "the first call patched",
+                        mine[0])
+                t.equal((mine[1].get("ops"), mine[1].get("outcome")), (0, "allowed"),
+                        "the second call made 0 operations")
+        finally:
+            cl.kubectl(["delete", "mutatingwebhookconfiguration", "zz-e2e-second",
+                        "--ignore-not-found"])
+            second.stop()
+        self.settle()
+        t.summary = "second webhook after ours; ours called again with 0 operations"
+
+    # --- 4 -----------------------------------------------------------------
+
+    def v1beta1_pods(self, ns, tag):
+        return [
+            (gpu_pod(f"{tag}-default", ns), "admitted"),
+            (gpu_pod(f"{tag}-priority", ns,
+                     limits={"nvidia.com/gpu": "1", "nvidia.com/priority": "1"},
+                     env=[{"name": "CUDA_TASK_PRIORITY", "value": "0"}]), "admitted"),
+            (gpu_pod(f"{tag}-privileged", ns, privileged=True), "denied"),
+            (gpu_pod(f"{tag}-not-whole", ns, limits={"nvidia.com/gpu": "1500m"}), "denied"),
+        ]
+
+    def outcome(self, pod):
+        rc, got, err = create(self.cl, pod)
+        view = {"rc": rc, "warnings": kubectl_warnings(err)}
+        if rc == 0:
+            spec = got["spec"]
+            c = spec["containers"][0]
+            view["limits"] = {k: quantity_text(quantity(v)) for k, v in
+                              (c.get("resources", {}).get("limits") or {}).items()}
+            view["env"] = clean_env(c.get("env"))
+            view["schedulerName"] = spec.get("schedulerName")
+            view["tolerations"] = canon_tolerations(spec.get("tolerations"))
+        else:
+            m = re.search(r"denied the request: (.*)", err)
+            view["message"] = m.group(1).strip() if m else err.strip()
+        return view
+
+    def test_v1beta1(self, t):
+        cl = self.cl
+        v1 = [self.outcome(p) for p, _ in self.v1beta1_pods("e2e-v1beta1", "v1")]
+        text, mwc = self.rendered_mwc()
+        beta = json.loads(json.dumps(mwc))
+        t.equal(beta["webhooks"][0]["admissionReviewVersions"], ["v1", "v1beta1"],
+                "the chart registers v1 and v1beta1")
+        beta["webhooks"][0]["admissionReviewVersions"] = ["v1beta1"]
+        cl.apply([beta])
+        self.settle()
+        try:
+            for (pod, what), want in zip(self.v1beta1_pods("e2e-v1beta1", "beta"), v1):
+                got = self.outcome(pod)
+                tag = pod["metadata"]["name"]
+                t.equal(got, want, f"{tag}: same result with only v1beta1")
+                t.equal(got["rc"] == 0, what == "admitted", f"{tag}: {what}")
+        finally:
+            cl.apply(text)
+            self.settle()
+        t.summary = "admissionReviewVersions [v1beta1]: 4 pods, same results as v1"
+
+    # --- 5 -----------------------------------------------------------------
+
+    def quota(self, ns, hard):
+        cl = self.cl
+        q = {"apiVersion": "v1", "kind": "ResourceQuota",
+             "metadata": {"name": "gpu-memory", "namespace": ns},
+             "spec": {"hard": {"requests.nvidia.com/gpumem": hard}}}
+        cl.apply([q])
+        # No controller-manager runs here: the suite writes the status that
+        # the quota controller would write for an empty namespace, and the
+        # quota admission plugin counts from there.
+        rc, _, err = cl.kubectl(["patch", "resourcequota", "gpu-memory", "-n", ns,
+                                 "--subresource=status", "--type=merge", "-p",
+                                 json.dumps({"status": {
+                                     "hard": {"requests.nvidia.com/gpumem": hard},
+                                     "used": {"requests.nvidia.com/gpumem": "0"}}})])
+        if rc != 0:
+            raise RuntimeError(f"cannot write the quota status: {err.strip()}")
+
+    def used(self, ns):
+        rc, out, err = self.cl.kubectl(["get", "resourcequota", "gpu-memory", "-n", ns,
+                                        "-o", "json"], user=TENANT)
+        if rc != 0:
+            return None
+        return (json.loads(out).get("status", {}).get("used") or {}).get(
+            "requests.nvidia.com/gpumem")
+
+    def test_quota(self, t):
+        self.quota("team-quota", "10000")
+        results = []
+        for i in (1, 2, 3):
+            rc, got, err = create(self.cl, gpu_pod(f"quota-{i}", "team-quota"), user=TENANT)
+            results.append((rc, got, err))
+        for i, (rc, got, err) in enumerate(results[:2], 1):
+            if t.check(rc == 0, f"pod {i} of 5000 MiB is admitted", err.strip()):
+                t.equal(quantity(got["spec"]["containers"][0]["resources"]["requests"]
+                                 .get("nvidia.com/gpumem")), 5000,
+                        f"pod {i}: the default is in requests")
+        rc, _, err = results[2]
+        t.check(rc != 0, "pod 3 is refused")
+        t.contains(err, "exceeded quota: gpu-memory", "refused by the API server's quota")
+        t.contains(err, "requested: requests.nvidia.com/gpumem=5k, "
+                   "used: requests.nvidia.com/gpumem=10k, "
+                   "limited: requests.nvidia.com/gpumem=10k", "the quota's message")
+        t.check(quantity(self.used("team-quota")) == 10000, "the quota shows 10k used",
+                self.used("team-quota"))
+        # The limit: memory is per GPU, and the quota counts it once per
+        # container, whatever nvidia.com/gpu says.
+        self.quota("team-quota-count", "10000")
+        rc, got, err = create(self.cl, gpu_pod("two-gpus", "team-quota-count",
+                                                limits={"nvidia.com/gpu": "2"}), user=TENANT)
+        if t.check(rc == 0, "a pod of 2 GPUs is admitted", err.strip()):
+            t.equal(quantity(limits_of(got).get("nvidia.com/gpumem")), 5000,
+                    "it asks for 5000 MiB per GPU")
+            t.equal(quantity(self.used("team-quota-count")), 5000,
+                    "the quota counts 5000, not 2 x 5000")
+        t.summary = "quota of 10000 MiB: 2 pods admitted, the third refused by the quota"
+
+    # --- 6 -----------------------------------------------------------------
+
+    def test_ert(self, t):
+        cl = self.cl
+        cl.restart_apiserver(("ExtendedResourceToleration",))
+        self.settle()
+        pods = [gpu_pod("ert-gpu", "e2e-ert"),
+                gpu_pod("ert-gpu-mem", "e2e-ert",
+                        limits={"nvidia.com/gpu": "1", "nvidia.com/gpumem": "2000"}),
+                gpu_pod("ert-requests", "e2e-ert", limits={"nvidia.com/gpu": "1"},
+                        requests={"nvidia.com/gpu": "1"})]
+        for pod in pods:
+            tag = pod["metadata"]["name"]
+            rc, got, err = create(cl, pod)
+            if not t.check(rc == 0, f"{tag}: created", err.strip()):
+                continue
+            tol = canon_tolerations(got["spec"].get("tolerations"))
+            t.equal(len(tol), len(set(tol)), f"{tag}: no toleration is duplicated")
+            t.equal(tol.count(json.dumps(GPU_TOLERATION, sort_keys=True)), 1,
+                    f"{tag}: the nvidia.com/gpu toleration once")
+            t.equal(got["spec"].get("schedulerName"), "hami-scheduler", f"{tag}: mutated")
+        t.summary = "with ExtendedResourceToleration on, 3 pods, no duplicated toleration"
+
+    # --- 7 -----------------------------------------------------------------
+
+    def test_failure_policy(self, t):
+        cl = self.cl
+        cl.stop_webhook()
+        try:
+            rc, got, err = create(cl, gpu_pod("ignore-down", "e2e-failure"))
+            if t.check(rc == 0, "Ignore (the chart's default): admitted with the webhook down",
+                       err.strip()):
+                t.equal(got["spec"].get("schedulerName"), "default-scheduler",
+                        "Ignore: the pod is unchanged (scheduler)")
+                t.equal(sorted(limits_of(got)), ["nvidia.com/gpu"],
+                        "Ignore: the pod is unchanged (no gpumem)")
+            text, _ = self.rendered_mwc("webhook.failurePolicy=Fail")
+            cl.apply(text)
+            self.settle()
+            rc, _, err = create(cl, gpu_pod("fail-down", "e2e-failure"))
+            t.check(rc != 0, "Fail: refused with the webhook down")
+            t.contains(err, f'failed calling webhook "{WEBHOOK_NAME}"',
+                       "Fail: the API server's message")
+            t.contains(err, f"{SERVICE_HOST}:{cl.webhook_port}/mutate",
+                       "Fail: the message names the Service's host and port")
+        finally:
+            self.start_chart_webhook()
+        rc, got, err = create(cl, gpu_pod("fail-up", "e2e-failure"))
+        if t.check(rc == 0, "Fail: after a restart the pod is created", err.strip()):
+            t.check(is_defaulted(got), "after a restart pods are mutated again", got["spec"])
+        cl.apply(self.rendered_mwc()[0])
+        self.settle()
+        t.summary = "webhook stopped: Ignore admits unchanged, Fail refuses; restarted: mutated"
+
+    # --- 8 -----------------------------------------------------------------
+
+    def new_serving_pair(self, n):
+        d = os.path.join(log_path("certs"), f"rotated-{n}")
+        ca = os.path.join(log_path("certs"), "webhook")
+        os.makedirs(d, exist_ok=True)
+        key, csr, crt = (os.path.join(d, f) for f in ("tls.key", "tls.csr", "tls.crt"))
+        ext = os.path.join(d, "ext.cnf")
+        write(ext, "subjectAltName=DNS:%s,DNS:localhost,IP:127.0.0.1\n"
+              "extendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature\n" % SERVICE_HOST)
+        for argv in (["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout",
+                      "-out", key],
+                     ["openssl", "req", "-new", "-key", key, "-subj",
+                      f"/CN={SERVICE_HOST}", "-out", csr],
+                     ["openssl", "x509", "-req", "-in", csr, "-CA", os.path.join(ca, "ca.crt"),
+                      "-CAkey", os.path.join(ca, "ca.key"), "-CAcreateserial", "-days", "2",
+                      "-extfile", ext, "-out", crt]):
+            rc, _, err = run(argv)
+            if rc != 0:
+                raise RuntimeError(f"{' '.join(argv[:3])}: {err.strip()}")
+        return crt, key
+
+    def served_certificate(self):
+        ctx = ssl.create_default_context(
+            cafile=os.path.join(log_path("certs"), "webhook", "ca.crt"))
+        with socket.create_connection(("127.0.0.1", self.cl.webhook_port), timeout=5) as s:
+            with ctx.wrap_socket(s, server_hostname=SERVICE_HOST) as tls:
+                return tls.getpeercert(binary_form=True)
+
+    def test_rotation(self, t):
+        cl = self.cl
+        pairs = [self.new_serving_pair(n) for n in (1, 2)]
+        ders = []
+        for crt, _ in pairs:
+            with open(crt) as f:
+                ders.append(ssl.PEM_cert_to_DER_cert(f.read()))
+        done = threading.Event()
+        results = []
+
+        def creator():
+            i = 0
+            while not done.is_set() or i < 6:
+                i += 1
+                results.append(create(cl, gpu_pod(f"rotation-{i}", "e2e-rotation")))
+                if i >= 200:
+                    break
+
+        worker = threading.Thread(target=creator)
+        worker.start()
+        picked = []
+        try:
+            for n, (crt, key) in enumerate(pairs):
+                time.sleep(1.0)
+                cl.install_webhook_pair(crt, key)
+                deadline = time.time() + 15
+                seen = False
+                while time.time() < deadline:
+                    try:
+                        if self.served_certificate() == ders[n]:
+                            seen = True
+                            break
+                    except OSError:
+                        pass
+                    time.sleep(0.2)
+                picked.append(seen)
+                time.sleep(1.0)
+        finally:
+            done.set()
+            worker.join()
+        t.equal(picked, [True, True], "each rotated certificate is served without a restart")
+        failed = [err.strip() for rc, _, err in results if rc != 0]
+        t.check(not failed, f"no creation fails ({len(results)} pods during 2 rotations)",
+                failed[:3])
+        unmutated = [got["metadata"]["name"] for rc, got, _ in results
+                     if rc == 0 and not is_defaulted(got)]
+        t.check(not unmutated, "every pod went through the webhook (failurePolicy Ignore "
+                "would hide a failed call)", unmutated[:5])
+        reloads = cl.metric('vgpu_webhook_certificate_reloads_total{result="done"}')
+        t.equal(reloads, 2.0, "the webhook counts 2 certificate reloads")
+        t.summary = f"2 rotations while {len(results)} pods were created"
+
+    # --- 9 -----------------------------------------------------------------
+
+    def test_chart(self, t):
+        cl = self.cl
+        checked = []
+        for kind, text, obj in self.docs:
+            name = f"{kind} {obj['metadata']['name']}"
+            if obj.get("apiVersion") == "policy/v1" and kind == "PodDisruptionBudget":
+                rc, _, err = cl.kubectl(["apply", "--dry-run=server", "-f", "-"], stdin=text)
+                t.check(rc != 0 and "policy/v1" in err,
+                        "policy/v1 PodDisruptionBudget is not served by 1.20", err.strip())
+                beta = text.replace("apiVersion: policy/v1\n", "apiVersion: policy/v1beta1\n")
+                rc, _, err = cl.kubectl(["apply", "--dry-run=server", "-f", "-"], stdin=beta)
+                t.check(rc == 0, "the same PodDisruptionBudget as policy/v1beta1 passes",
+                        err.strip())
+                t.skip(name, "policy/v1 PodDisruptionBudget is served from Kubernetes 1.21; "
+                       "checked as policy/v1beta1 instead")
+                continue
+            rc, _, err = cl.kubectl(["apply", "--dry-run=server", "-f", "-"], stdin=text)
+            t.check(rc == 0, f"{name}: kubectl apply --dry-run=server", err.strip())
+            checked.append(kind)
+        for kind, text, obj in split_docs(self.render(mode="selfSigned")):
+            if kind == "Secret":
+                rc, _, err = cl.kubectl(["apply", "--dry-run=server", "-f", "-"], stdin=text)
+                t.check(rc == 0, "selfSigned mode: the Secret passes", err.strip())
+                checked.append("Secret")
+        # matchConditions came in 1.28.  kubectl checks the schema itself
+        # against a 1.20 server (which has no field validation of its own)
+        # and finds the field unknown; the server alone would drop it.
+        for kind, text, obj in split_docs(self.render("webhook.matchConditions.enabled=true",
+                                                      kube="1.28.0")):
+            if kind == "MutatingWebhookConfiguration":
+                rc, _, err = cl.kubectl(["apply", "--dry-run=server", "-f", "-"], stdin=text)
+                t.check(rc != 0 and 'unknown field "matchConditions"' in err,
+                        "1.20 does not know matchConditions", err.strip())
+        t.skip("webhook.matchConditions", "matchConditions came in Kubernetes 1.28; 1.20 "
+               "does not know the field, so it cannot check the chart's CEL expression")
+
+        # The chart's selectors, on the namespaces the suite labelled.
+        rc, got, err = create(cl, gpu_pod("excluded", RELEASE_NS))
+        if t.check(rc == 0, "a GPU pod in the release namespace is created", err.strip()):
+            t.equal(got["spec"].get("schedulerName"), "default-scheduler",
+                    "the release namespace is not sent to the webhook")
+        # The pod-level opt-out label is off by default (webhook.podOptOut):
+        # tenants write their own pods' labels.
+        rc, got, err = create(cl, gpu_pod("opt-out", "e2e-optout",
+                                          labels={"hami.io/webhook": "ignore"}))
+        if t.check(rc == 0, "a pod labelled hami.io/webhook=ignore is created", err.strip()):
+            t.equal(got["spec"].get("schedulerName"), "hami-scheduler",
+                    "a pod labelled hami.io/webhook=ignore is still sent "
+                    "(webhook.podOptOut off)")
+
+        # The identities: RBAC is on, and the guards hold for everyone.
+        rc, _, err = cl.kubectl(["auth", "can-i", "create", "mutatingwebhookconfigurations"],
+                                user=TENANT)
+        t.check(rc != 0, "the tenant cannot register webhooks", err.strip())
+        rc, _, err = create(cl, gpu_pod("elsewhere", "ml"), user=TENANT)
+        t.check(rc != 0 and "forbidden" in err, "the tenant cannot create pods in ml",
+                err.strip())
+        rc, got, err = create(cl, gpu_pod("sched-target", "e2e-scheduler"))
+        if t.check(rc == 0, "a pod for the scheduler is created", err.strip()):
+            rc, out, err = cl.kubectl(
+                ["annotate", "pod", "sched-target", "-n", "e2e-scheduler",
+                 "hami.io/vgpu-node=gpu-node-1", "-o", "json"], user=SCHEDULER_SA)
+            t.check(rc == 0 and json.loads(out or "{}").get("metadata", {}).get(
+                "annotations", {}).get("hami.io/vgpu-node") == "gpu-node-1",
+                "the HAMi scheduler's service account writes its annotation "
+                "(a writer of the annotation guard)", err.strip())
+        rc, _, err = cl.kubectl(["create", "-n", "e2e-scheduler", "-f", "-"], user=SCHEDULER_SA,
+                                stdin=json.dumps(gpu_pod("sched-create", "e2e-scheduler",
+                                                         annotations={"hami.io/vgpu-node": "n"})))
+        t.check(rc != 0 and "forbidden" in err.lower(),
+                "RBAC: the scheduler's identity creates no pods", err.strip())
+        t.summary = (f"{len(checked)} objects pass --dry-run=server "
+                     f"({', '.join(sorted(set(checked)))}); selectors and identities")
+
+
+class SecondWebhook:
+    """A tiny mutating webhook for the reinvocation test: it appends the env
+    entry E2E_SECOND=1 to the first container."""
+
+    def __init__(self, certdir):
+        self.calls = 0
+        self.port = free_port()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *_):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                req = body["request"]
+                outer.calls += 1
+                c = req["object"]["spec"]["containers"][0]
+                entry = {"name": "E2E_SECOND", "value": "1"}
+                if c.get("env"):
+                    ops = [{"op": "add", "path": "/spec/containers/0/env/-", "value": entry}]
+                else:
+                    ops = [{"op": "add", "path": "/spec/containers/0/env", "value": [entry]}]
+                answer = {"apiVersion": body["apiVersion"], "kind": "AdmissionReview",
+                          "response": {"uid": req["uid"], "allowed": True,
+                                       "patchType": "JSONPatch",
+                                       "patch": base64.b64encode(json.dumps(ops).encode())
+                                       .decode()}}
+                data = json.dumps(answer).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(os.path.join(certdir, "tls.crt"), os.path.join(certdir, "tls.key"))
+        self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def start(self):
+        self.thread.start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+# --------------------------------------------------------------------------
+# The cluster of the tests, set up once
+
+
+def missing_tools():
+    out = []
+    if not APISERVER:
+        out.append("KUBE_APISERVER is not set (tests/e2e/get-apiserver.sh prints its path)")
+    for what, path in (("kube-apiserver", APISERVER), ("etcd", ETCD), ("kubectl", KUBECTL),
+                       ("helm", HELM), ("vgpu-webhook", BIN), ("gen-certs.sh", GEN_CERTS)):
+        if path and not os.access(path, os.X_OK):
+            out.append(f"{what} is missing: {path}")
+    if not shutil.which("openssl"):
+        out.append("openssl is missing")
+    if not os.path.isdir(CASES):
+        out.append(f"no corpus folder {CASES}")
+    return out
+
+
+def corpus_identities(cases):
+    ids = {}
+    for c in cases:
+        if c.is_pod_create:
+            user, uid, groups = c.requester()
+            ids[c.requester()] = (user, uid or f"uid-{len(ids)}", groups)
+    return ids
+
+
+def runtime_classes(cases):
+    names = {"nvidia"}
+    for c in cases:
+        for pod in (c.pod, c.expect.get("pod")):
+            if isinstance(pod, dict) and isinstance(pod.get("spec"), dict):
+                v = pod["spec"].get("runtimeClassName")
+                if isinstance(v, str) and v:
+                    names.add(v)
+        if c.config:
+            with open(c.config, "rb") as f:
+                try:
+                    cfg = json.loads(f.read())
+                except ValueError:
+                    continue
+            for d in cfg.get("devices") or [] if isinstance(cfg, dict) else []:
+                if isinstance(d, dict) and d.get("runtimeClassName"):
+                    names.add(d["runtimeClassName"])
+    return names
+
+
+@pytest.fixture(scope="module")
+def suite(request, report):
+    """The cluster, set up once for the tests of this module, and the Suite
+    that drives it.  Everything it started is stopped at the end, on
+    Ctrl-C, SIGTERM and SIGHUP too."""
+    handlers = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
+    started = time.time()
+    ready = None
+    lock = None
+    interrupted = False
+    try:
+        missing = missing_tools()
+        if missing:
+            pytest.skip("; ".join(missing))
+
+        # One run at a time per build folder: a second one would remove the
+        # first one's files.
+        os.makedirs(os.path.dirname(OUT), exist_ok=True)
+        lock = open(OUT + ".lock", "w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            busy = False
+        except OSError:
+            busy = True
+        if busy:
+            pytest.fail(f"setup: another e2e run is using {os.path.relpath(OUT, ROOT)}/",
+                        pytrace=False)
+        shutil.rmtree(OUT, ignore_errors=True)
+        os.makedirs(OUT)
+        cases = load_cases(CASES)
+        cl = Cluster()
+        ids = {"admin": ("e2e-admin", "uid-admin", ("system:masters",)),
+               TENANT: (TENANT, "uid-tenant", ("tenants",)),
+               SCHEDULER_SA: (SCHEDULER_SA, "uid-hami-scheduler",
+                              ("system:serviceaccounts", "system:serviceaccounts:kube-system"))}
+        ids.update(corpus_identities(cases))
+        s = Suite(cl, cases)
+        failed = None
+        try:
+            cl.make_certs(ids)
+            cl.start_etcd()
+            cl.start_apiserver()
+            rc, out, err = cl.kubectl(["version", "-o", "json"])
+            server = json.loads(out).get("serverVersion", {}).get("gitVersion") if rc == 0 else "?"
+            report(f"e2e: kube-apiserver {server} on 127.0.0.1:{cl.api_port}, etcd on "
+                   f":{cl.etcd_port}, webhook on :{cl.webhook_port} (logs in "
+                   f"{os.path.relpath(OUT, ROOT)}/)")
+            for line in err.splitlines():
+                if line.strip():
+                    report(f"e2e: note: kubectl version says: {line.strip()}")
+            report("e2e: note: 1.20 does not set the kubernetes.io/metadata.name label "
+                   "(1.21 does); the suite labels its namespaces itself")
+            s.bootstrap(runtime_classes(cases),
+                        {u for (u, _, _) in corpus_identities(cases).values()})
+            s.start_chart_webhook()
+        except (RuntimeError, OSError, KeyError, ValueError) as e:
+            failed = f"setup: {e}"
+        if failed:
+            pytest.fail(failed, pytrace=False)
+        report(f"e2e: set up in {time.time() - started:.0f} s")
+        ready = s
+        yield s
+    except (KeyboardInterrupt, pytest.exit.Exception):  # while it sets up
+        interrupted = True
+        raise
+    finally:
+        stop_all()
+        if lock is not None:
+            lock.close()
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+        if ready is not None:
+            report(f"e2e: {ready.asserts} assertions in {time.time() - started:.0f} s")
+        if interrupted or request.session.exitstatus == pytest.ExitCode.INTERRUPTED:
+            report("e2e: interrupted; everything it started is stopped")
+
+
+# The tests, in this order: each leaves the cluster as the next one expects it.
+test_corpus = checks(1, "corpus", Suite.test_corpus)
+test_dry_run = checks(2, "dry-run", Suite.test_dry_run)
+test_reinvocation = checks(3, "reinvocation", Suite.test_reinvocation)
+test_v1beta1 = checks(4, "v1beta1", Suite.test_v1beta1)
+test_quota = checks(5, "quota", Suite.test_quota)
+test_ert = checks(6, "extended-resource-toleration", Suite.test_ert)
+test_failure_policy = checks(7, "failure-policy", Suite.test_failure_policy)
+test_rotation = checks(8, "rotation", Suite.test_rotation)
+test_chart = checks(9, "chart", Suite.test_chart)
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__] + sys.argv[1:]))
