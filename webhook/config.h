@@ -46,7 +46,7 @@ struct config {
 	struct device *devices;
 	size_t ndevices;
 	bool any_overwrite_env; /* set by config_check() */
-	struct guards guards;   /* SPEC section 2.1 (guardcfg.h) */
+	struct guards guards;   /* behaviour §2.1 (guardcfg.h) */
 };
 
 /* Fills the built-in configuration.  Returns 0, or -1 out of memory. */

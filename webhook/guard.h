@@ -1,5 +1,5 @@
 /*
- * guard.h - the guards of SPEC section 4 step 2: scheduler annotations a
+ * guard.h - the guards of behaviour §4.2: scheduler annotations a
  * tenant may not write, and env names the GPU runtime reads.
  *
  * A guard run looks at a pod view that pod_read_part() filled and adds,
@@ -33,8 +33,8 @@ const char *guard_kind_name(enum guard_kind kind);
 const char *guard_action_name(enum guard_action action);
 
 /*
- * Whether the webhook itself writes the env name in container c (SPEC
- * section 3 step 5 or 6); such an entry is no violation.
+ * Whether the webhook itself writes the env name in container c
+ * (behaviour §3.5 or §3.6); such an entry is no violation.
  */
 typedef bool guard_written_fn(const void *ctx, const struct pod_container *c,
 			      const char *name);

@@ -1,5 +1,5 @@
 /*
- * guardcfg.h - the `guards` object of the config (SPEC section 2.1): its
+ * guardcfg.h - the `guards` object of the config (behaviour §2.1): its
  * built-in defaults, reading it from JSON, and merging one level over
  * another.
  *

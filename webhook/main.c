@@ -116,7 +116,7 @@ static const struct flag flags[] = {
 	  set_log_format, NULL },
 	{ "v", ON_SERVE, "LEVEL", "log verbosity (default 0)", set_verbosity,
 	  NULL },
-	/* The requester of the guards (SPEC 4 step 2), offline only. */
+	/* The requester of the guards (behaviour §4.2), offline only. */
 	{ "user", ON_OFFLINE, "NAME",
 	  "the requester (review: replaces\nrequest.userInfo.username)",
 	  set_user, NULL },

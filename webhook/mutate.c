@@ -237,7 +237,7 @@ static size_t removed_before(const struct pod_container *c, size_t index)
 
 /*
  * The removals of the env guard in c, by descending index so that each
- * index is right when it is applied (SPEC section 5.3).  path holds the
+ * index is right when it is applied (behaviour §5.3).  path holds the
  * container's pointer on entry and is changed.
  */
 static void write_env_removals(struct writer *w, const struct pod_container *c,

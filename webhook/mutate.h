@@ -40,8 +40,8 @@ int mutate_pod(const struct config *cfg, const struct pod *pod,
 int mutate_strip(const struct pod *pod, struct patch *patch) COMPILER_WUR;
 
 /*
- * Whether mutate_pod() sets the env variable name in c (SPEC section 3
- * step 5 or 6), c being read and resolved under cfg.
+ * Whether mutate_pod() sets the env variable name in c (behaviour §3.5 or
+ * §3.6), c being read and resolved under cfg.
  */
 bool mutate_env_written(const struct config *cfg,
 			const struct pod_container *c, const char *name);

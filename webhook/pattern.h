@@ -1,5 +1,5 @@
 /*
- * pattern.h - name patterns of the config (SPEC section 2.1): `*` matches
+ * pattern.h - name patterns of the config (behaviour §2.1): `*` matches
  * any run of bytes, none included; every other byte matches itself.
  *
  * A set is compiled once, when the config is loaded, and only read

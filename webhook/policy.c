@@ -253,7 +253,7 @@ static bool read_part(struct decider *p, const json_t *pod,
 	}
 }
 
-/* The steps of SPEC section 4, from the type checks to the operations. */
+/* The steps of behaviour §4, from the type checks to the operations. */
 static void decide(struct decider *p, const json_t *pod)
 {
 	struct buf errors = BUF_INIT;

@@ -33,7 +33,7 @@ struct policy_decision {
 	struct guard_hits hits; /* guard hits, by guard and action */
 };
 
-/* What is asked of the policy (SPEC section 4 step 1). */
+/* What is asked of the policy (behaviour §4.1). */
 enum policy_operation {
 	POLICY_CREATE,    /* a Pod CREATE: every step */
 	POLICY_UPDATE,    /* a Pod UPDATE: the annotation guard alone */
