@@ -33,7 +33,8 @@ static char *read_input(const char *path, size_t *len)
 	return data;
 }
 
-int cmd_review_run(const struct config *cfg, const char *path)
+int cmd_review_run(const struct config *cfg, const char *path,
+		   const struct review_options *opt)
 {
 	struct review_answer ans;
 	size_t len;
@@ -43,7 +44,7 @@ int cmd_review_run(const struct config *cfg, const char *path)
 	if (!body)
 		return 1;
 	review_answer_init(&ans);
-	if (review_handlen(cfg, body, len, &ans) == 0) {
+	if (review_handlen_with(cfg, body, len, opt, &ans) == 0) {
 		fwrite(ans.body, 1, ans.body_len, stdout);
 		fputc('\n', stdout);
 		status = fflush(stdout) ? 1 : 0;

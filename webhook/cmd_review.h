@@ -7,14 +7,17 @@
 #define CMD_REVIEW_H
 
 struct config;
+struct review_options;
 
 /*
  * review: decides the AdmissionReview in path ("-" for standard input)
- * and prints the answer serve would send on stdout.  Returns 0, or 1 when
- * the input cannot be read or is not an AdmissionReview (the reason on
- * stderr).
+ * and prints the answer serve would send on stdout.  opt (--user and
+ * --group; may be NULL) replaces the request's userInfo.  Returns 0, or 1
+ * when the input cannot be read or is not an AdmissionReview (the reason
+ * on stderr).
  */
-int cmd_review_run(const struct config *cfg, const char *path);
+int cmd_review_run(const struct config *cfg, const char *path,
+		   const struct review_options *opt);
 
 /*
  * default: decides the bare Pod in path ("-" for standard input) and

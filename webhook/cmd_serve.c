@@ -42,18 +42,23 @@ void cmd_serve_options_init(struct cmd_serve_options *o)
 
 /* --- the request path ---------------------------------------------------- */
 
-/* Answers one admission body: review_handlen(), metrics, the log line. */
-static void on_review(void *arg, const char *body, size_t len,
-		      uint64_t started_ns, struct httpd_reply *reply)
+/*
+ * Answers one admission body: review_handlen_with(), metrics, the log
+ * line.  validate: POST /validate, which never patches.
+ */
+static void answer_review(struct serve_state *st, const char *body,
+			  size_t len, uint64_t started_ns,
+			  struct httpd_reply *reply, bool validate)
 {
-	struct serve_state *st = arg;
+	struct review_options opt = { NULL, NULL, validate };
 	struct review_answer ans;
 	uint64_t latency;
 
 	review_answer_init(&ans);
-	review_handlen(st->cfg, body, len, &ans);
+	review_handlen_with(st->cfg, body, len, &opt, &ans);
 	latency = httpd_now_ns() - started_ns;
 	metrics_observe(&st->metrics, ans.outcome, latency);
+	metrics_count_guards(&st->metrics, &ans.hits);
 
 	if (ans.http_status == 200) {
 		log_fields(LOG_INFO, "decision",
@@ -89,6 +94,18 @@ static void on_review(void *arg, const char *body, size_t len,
 	reply->len = ans.body_len;
 	ans.body = NULL;
 	review_answer_release(&ans);
+}
+
+static void on_review(void *arg, const char *body, size_t len,
+		      uint64_t started_ns, struct httpd_reply *reply)
+{
+	answer_review(arg, body, len, started_ns, reply, false);
+}
+
+static void on_validate(void *arg, const char *body, size_t len,
+			uint64_t started_ns, struct httpd_reply *reply)
+{
+	answer_review(arg, body, len, started_ns, reply, true);
 }
 
 /* A request refused by the server (413, 403): counted as an error. */
@@ -291,6 +308,7 @@ int cmd_serve_run(const struct config *cfg, const struct cmd_serve_options *o)
 	sc.client_ca = client_ca;
 	sc.body_max = REVIEW_BODY_MAX;
 	sc.handle = on_review;
+	sc.validate = on_validate;
 	sc.refused = on_refused;
 	sc.metrics = on_metrics;
 	sc.arg = st;

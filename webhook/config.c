@@ -120,6 +120,8 @@ int config_init(struct config *cfg)
 	if (!cfg->devices || device_init_nvidia(&cfg->devices[0]))
 		goto fail;
 	cfg->ndevices = 1;
+	if (guardcfg_init(&cfg->guards))
+		goto fail;
 	return 0;
 fail:
 	config_release(cfg);
@@ -132,6 +134,7 @@ void config_release(struct config *cfg)
 	free(cfg->node_scheduler_policy);
 	free(cfg->gpu_scheduler_policy);
 	devices_free(cfg->devices, cfg->ndevices);
+	guardcfg_release(&cfg->guards);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -424,12 +427,34 @@ static int read_scheduler_policy(struct where *w, struct config *cfg,
 	return 0;
 }
 
+/*
+ * Reads `guards` as one level (guardcfg.h) and merges it over cfg's: a key
+ * given replaces the built-in value whole.
+ */
+static int read_guards(struct where *w, struct config *cfg, const json_t *v)
+{
+	struct guards level;
+	char where[300];
+	int rc = -1;
+
+	snprintf(where, sizeof(where), "config %s", w->file);
+	if (guardcfg_init_empty(&level))
+		return text_errorf(w->err, w->errlen, "out of memory");
+	if (!guardcfg_read(&level, v, where, w->err, w->errlen)) {
+		rc = guardcfg_merge(&cfg->guards, &level);
+		if (rc)
+			text_errorf(w->err, w->errlen, "out of memory");
+	}
+	guardcfg_release(&level);
+	return rc;
+}
+
 static bool is_top_key(const char *key)
 {
 	static const char *const keys[] = {
 		"schedulerName", "forceOverwriteDefaultScheduler",
 		"privilegedPolicy", "nodeNamePolicy", "schedulerPolicy",
-		"devices"
+		"devices", "guards"
 	};
 	size_t i;
 
@@ -483,6 +508,9 @@ int config_load_file(struct config *cfg, const char *path, char *err,
 				goto out;
 		} else if (!strcmp(key, "devices")) {
 			if (read_devices(&w, cfg, item))
+				goto out;
+		} else if (!strcmp(key, "guards")) {
+			if (read_guards(&w, cfg, item))
 				goto out;
 		} else {
 			unknown_key(&w, "", key);

@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "guardcfg.h"
 #include "vgpu.h"
 
 enum policy_action {
@@ -45,6 +46,7 @@ struct config {
 	struct device *devices;
 	size_t ndevices;
 	bool any_overwrite_env; /* set by config_check() */
+	struct guards guards;   /* behaviour §2.1 (guardcfg.h) */
 };
 
 /* Fills the built-in configuration.  Returns 0, or -1 out of memory. */

@@ -74,6 +74,7 @@ struct conn {
 	enum route route;
 	bool counted;       /* counted in in_flight */
 	bool answered;      /* reply holds the answer */
+	bool validate;      /* POST /validate: cfg.validate answers */
 	bool too_big;       /* over the limit: the rest is dropped */
 	bool oom;
 	uint64_t started;
@@ -180,7 +181,8 @@ static void set_timeout(struct MHD_Connection *mc, unsigned seconds)
 
 static enum route route_of(const char *url, bool tls)
 {
-	if (tls && (!strcmp(url, "/mutate") || !strcmp(url, "/webhook")))
+	if (tls && (!strcmp(url, "/mutate") || !strcmp(url, "/webhook") ||
+		    !strcmp(url, "/validate")))
 		return ROUTE_REVIEW;
 	if (!strcmp(url, "/healthz"))
 		return ROUTE_HEALTHZ;
@@ -298,6 +300,7 @@ static void request_end(struct httpd *s, struct conn *c)
 	free(c->reply.body);
 	c->route = ROUTE_NONE;
 	c->counted = c->answered = c->too_big = c->oom = false;
+	c->validate = false;
 	c->expect = c->dropped = c->len = c->cap = 0;
 	c->body = NULL;
 	memset(&c->reply, 0, sizeof(c->reply));
@@ -308,7 +311,8 @@ static void answer(struct httpd *s, struct conn *c, const char *body,
 		   size_t len)
 {
 	memset(&c->reply, 0, sizeof(c->reply));
-	s->cfg.handle(s->cfg.arg, body, len, c->started, &c->reply);
+	(c->validate ? s->cfg.validate : s->cfg.handle)(s->cfg.arg, body, len,
+							c->started, &c->reply);
 	c->answered = true;
 	free(c->body);
 	c->body = NULL;
@@ -411,6 +415,9 @@ static enum MHD_Result tls_begin(struct httpd *s, struct MHD_Connection *mc,
 	uint64_t length = 0;
 
 	c->route = route_of(url, true);
+	c->validate = !strcmp(url, "/validate");
+	if (c->validate && !s->cfg.validate)
+		c->route = ROUTE_NONE;
 	c->started = httpd_now_ns();
 	probe = c->route == ROUTE_HEALTHZ || c->route == ROUTE_READYZ;
 	get = is_get(method);

@@ -70,7 +70,8 @@ struct httpd_config {
 	const char *client_ca;
 	size_t body_max;            /* larger bodies get 413 */
 	unsigned threads;           /* 0: one per CPU, at most 8 */
-	httpd_handle_fn *handle;
+	httpd_handle_fn *handle;    /* POST /mutate and /webhook */
+	httpd_handle_fn *validate;  /* POST /validate; NULL: 404 */
 	httpd_refused_fn *refused; /* may be NULL */
 	httpd_metrics_fn *metrics;
 	void *arg;                  /* first argument of the three */

@@ -20,6 +20,7 @@
 #include "cmd_review.h"
 #include "cmd_serve.h"
 #include "config.h"
+#include "review.h"
 #include "text.h"
 
 #define PROG "vgpu-webhook"
@@ -30,6 +31,7 @@ enum command { CMD_SERVE, CMD_REVIEW, CMD_DEFAULT, CMD_VERSION, CMD_CHECK };
 #define ON_CHECK (1u << CMD_CHECK)
 #define ON_EVERY \
 	(ON_SERVE | 1u << CMD_REVIEW | 1u << CMD_DEFAULT | 1u << CMD_VERSION)
+#define ON_OFFLINE (1u << CMD_REVIEW | 1u << CMD_DEFAULT)
 
 struct flag;
 
@@ -47,6 +49,8 @@ struct args {
 	const char *config_file; /* --config */
 	struct cmd_serve_options serve;
 	struct cmd_check_options check;
+	struct review_options offline; /* review, default: --user, --group */
+	json_t *groups;           /* --group values, or NULL */
 	struct setting *settings; /* room for one per argument */
 	size_t nsettings;
 };
@@ -80,7 +84,8 @@ struct flag {
 
 static flag_set_fn set_help, set_config_file, set_listen, set_metrics_listen,
 	set_tls_cert_file, set_tls_private_key_file, set_tls_client_ca_file,
-	set_log_format, set_verbosity, set_check;
+	set_log_format, set_verbosity, set_check, set_user,
+	set_group;
 
 static const struct flag flags[] = {
 	{ "help", ON_EVERY | ON_CHECK, NULL, NULL, set_help, NULL },
@@ -124,6 +129,13 @@ static const struct flag flags[] = {
 	{ "key-file", ON_CHECK, "FILE", "its private key (PEM)", set_check, NULL },
 	{ "resource", ON_CHECK, "NAME", "count resource (default nvidia.com/gpu)", set_check, NULL },
 	{ "timeout", ON_CHECK, "SECONDS", "for the whole request (default 10)", set_check, NULL },
+	/* The requester of the guards (behaviour §4.2), offline only. */
+	{ "user", ON_OFFLINE, "NAME",
+	  "the requester (review: replaces\nrequest.userInfo.username)",
+	  set_user, NULL },
+	{ "group", ON_OFFLINE, "G",
+	  "a group of the requester, repeatable\n(review: replaces request.userInfo.groups)",
+	  set_group, NULL },
 };
 
 #define NFLAGS (sizeof(flags) / sizeof(flags[0]))
@@ -156,6 +168,7 @@ static void usage(FILE *out)
 		{ "flags of serve, review and default:", ON_EVERY },
 		{ "flags of serve:", ON_SERVE },
 		{ "flags of check:", ON_CHECK },
+		{ "flags of review and default:", ON_OFFLINE },
 	};
 	size_t g, i;
 
@@ -299,6 +312,29 @@ static int set_log_format(struct args *a, const struct flag *f,
 		return -1;
 	}
 	a->serve.log_json = !strcmp(value, "json");
+	return 0;
+}
+
+static int set_user(struct args *a, const struct flag *f, const char *value,
+		    char *err, size_t errlen)
+{
+	(void)f;
+	(void)err;
+	(void)errlen;
+	a->offline.username = value;
+	return 0;
+}
+
+static int set_group(struct args *a, const struct flag *f, const char *value,
+		     char *err, size_t errlen)
+{
+	if ((!a->groups && !(a->groups = json_array())) ||
+	    json_array_append_new(a->groups, json_string(value))) {
+		snprintf(err, errlen, "--%s: out of memory or not UTF-8: \"%.64s\"",
+			 f->name, value);
+		return -1;
+	}
+	a->offline.groups = a->groups;
 	return 0;
 }
 
@@ -560,7 +596,8 @@ int main(int argc, char **argv)
 		status = cmd_serve_run(&cfg, &a.serve);
 		break;
 	case CMD_REVIEW:
-		status = cmd_review_run(&cfg, a.file ? a.file : "-");
+		status = cmd_review_run(&cfg, a.file ? a.file : "-",
+					&a.offline);
 		break;
 	case CMD_DEFAULT:
 		status = cmd_default_run(&cfg, a.file ? a.file : "-");
@@ -572,5 +609,6 @@ int main(int argc, char **argv)
 	config_release(&cfg);
 out:
 	free(a.settings);
+	json_decref(a.groups);
 	return status;
 }

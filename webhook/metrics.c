@@ -32,6 +32,21 @@ void metrics_init(struct metrics *m)
 	atomic_init(&m->cert_not_after, 0);
 	atomic_init(&m->reloads[0], 0);
 	atomic_init(&m->reloads[1], 0);
+	for (i = 0; i < GUARD_NKINDS * GUARD_NACTIONS; i++)
+		atomic_init(&m->guard_hits[i / GUARD_NACTIONS]
+					  [i % GUARD_NACTIONS], 0);
+}
+
+void metrics_count_guards(struct metrics *m, const struct guard_hits *hits)
+{
+	size_t g, a;
+
+	for (g = 0; g < GUARD_NKINDS; g++)
+		for (a = 0; a < GUARD_NACTIONS; a++)
+			if (hits->count[g][a])
+				atomic_fetch_add_explicit(&m->guard_hits[g][a],
+							  hits->count[g][a],
+							  memory_order_relaxed);
 }
 
 void metrics_observe(struct metrics *m, enum review_outcome outcome,
@@ -113,5 +128,17 @@ int metrics_render(struct metrics *m, long in_flight, struct buf *out)
 		 "vgpu_webhook_certificate_reloads_total{result=\"done\"} %llu\n"
 		 "vgpu_webhook_certificate_reloads_total{result=\"refused\"} %llu\n",
 		 load(&m->reloads[1]), load(&m->reloads[0]));
+
+	buf_add(out,
+		"# HELP vgpu_webhook_guard_hits_total Guarded annotation keys and env entries met, by guard and action.\n"
+		"# TYPE vgpu_webhook_guard_hits_total counter\n");
+	for (i = 0; i < GUARD_NKINDS * GUARD_NACTIONS; i++) {
+		size_t g = i / GUARD_NACTIONS, a = i % GUARD_NACTIONS;
+
+		buf_addf(out, "vgpu_webhook_guard_hits_total{guard=\"%s\",action=\"%s\"} %llu\n",
+			 guard_kind_name((enum guard_kind)g),
+			 guard_action_name((enum guard_action)a),
+			 load(&m->guard_hits[g][a]));
+	}
 	return buf_failed(out) ? -1 : 0;
 }

@@ -25,6 +25,7 @@ struct metrics {
 	atomic_ullong latency_sum_ns;
 	atomic_llong cert_not_after;            /* Unix seconds */
 	atomic_ullong reloads[2];               /* refused, done */
+	atomic_ullong guard_hits[GUARD_NKINDS][GUARD_NACTIONS];
 };
 
 void metrics_init(struct metrics *m);
@@ -32,6 +33,9 @@ void metrics_init(struct metrics *m);
 /* Counts one admission request and its latency in nanoseconds. */
 void metrics_observe(struct metrics *m, enum review_outcome outcome,
 		     uint64_t latency_ns);
+
+/* Adds one review's guard hits (vgpu_webhook_guard_hits_total). */
+void metrics_count_guards(struct metrics *m, const struct guard_hits *hits);
 
 /* Sets the expiry gauge: notAfter of the serving certificate. */
 void metrics_set_cert_not_after(struct metrics *m, int64_t not_after);

@@ -225,6 +225,48 @@ static long last_env(const json_t *env, const char *name)
 	return found;
 }
 
+/* The env entries of c the env guard removes before index. */
+static size_t removed_before(const struct pod_container *c, size_t index)
+{
+	size_t n = 0;
+
+	while (n < c->nstrip && c->strip[n] < index)
+		n++;
+	return n;
+}
+
+/*
+ * The removals of the env guard in c, by descending index so that each
+ * index is right when it is applied (behaviour §5.3).  path holds the
+ * container's pointer on entry and is changed.
+ */
+static void write_env_removals(struct writer *w, const struct pod_container *c,
+			       struct buf *path)
+{
+	size_t base = path->len, k;
+
+	for (k = c->nstrip; k-- > 0;) {
+		buf_truncate(path, base);
+		buf_addf(path, "/env/%zu", c->strip[k]);
+		push(w, "remove", path, NULL);
+	}
+}
+
+bool mutate_env_written(const struct config *cfg,
+			const struct pod_container *c, const char *name)
+{
+	struct writer w = { cfg, NULL, NULL, NULL, false };
+	const char *values[ENV_NVARS];
+	char priority[24];
+	int v;
+
+	wanted_env(&w, c, values, priority);
+	for (v = 0; v < ENV_NVARS; v++)
+		if (values[v] && !strcmp(name, env_names[v]))
+			return true;
+	return false;
+}
+
 /*
  * Sets the env variables c should have (behaviour §3.8): one add of
  * the whole list when c has no env, else a replace of the last entry of
@@ -273,7 +315,7 @@ static void write_env(struct writer *w, const struct pod_container *c,
 			push(w, "add", path, entry);
 			continue;
 		}
-		buf_addf(path, "/%ld", i);
+		buf_addf(path, "/%ld", i - (long)removed_before(c, (size_t)i));
 		push(w, "replace", path, entry);
 		if (!json_is_null(json_object_get(old, "valueFrom")) &&
 		    json_object_get(old, "valueFrom")) {
@@ -324,6 +366,8 @@ static void write_container(struct writer *w, const struct pod_container *c)
 			    "requests", requests);
 	}
 	buf_truncate(&path, base);
+	write_env_removals(w, c, &path);
+	buf_truncate(&path, base);
 	write_env(w, c, &path);
 	buf_release(&path);
 }
@@ -370,6 +414,22 @@ static void write_tolerations(struct writer *w, struct buf *path)
 		    "tolerations", added);
 }
 
+/* The removals of the annotation guard, in byte order of the keys. */
+static void write_annotation_removals(struct writer *w)
+{
+	struct buf path = BUF_INIT;
+	size_t i;
+	json_t *k;
+
+	json_array_foreach(w->pod->strip_keys, i, k) {
+		buf_truncate(&path, 0);
+		buf_add(&path, "/metadata/annotations");
+		patch_pointer_append(&path, json_string_value(k));
+		push(w, "remove", &path, NULL);
+	}
+	buf_release(&path);
+}
+
 /* The scheduler-policy annotations the pod lacks.  path is changed. */
 static void write_annotations(struct writer *w, struct buf *path)
 {
@@ -402,7 +462,8 @@ static void write_annotations(struct writer *w, struct buf *path)
 
 /*
  * The pod-level operations of a vGPU pod, in order: schedulerName,
- * tolerations, runtimeClassName, the scheduler-policy annotations.
+ * tolerations, runtimeClassName, the scheduler-policy annotations (after
+ * the annotation guard's removals).
  */
 static void write_pod_fields(struct writer *w)
 {
@@ -426,6 +487,7 @@ static void write_pod_fields(struct writer *w)
 		     json_string(cfg->devices[f].runtime_class_name));
 		break;
 	}
+	write_annotation_removals(w);
 	write_annotations(w, &path);
 	buf_release(&path);
 }
@@ -440,5 +502,23 @@ int mutate_pod(const struct config *cfg, const struct pod *pod,
 		write_container(&w, &pod->containers[i]);
 	if (pod->vgpu)
 		write_pod_fields(&w);
+	else
+		write_annotation_removals(&w);
+	return w.oom ? -1 : 0;
+}
+
+int mutate_strip(const struct pod *pod, struct patch *patch)
+{
+	struct writer w = { NULL, pod, patch, NULL, false };
+	struct buf path = BUF_INIT;
+	size_t i;
+
+	for (i = 0; i < pod->ncontainers; i++) {
+		buf_truncate(&path, 0);
+		container_pointer(&path, &pod->containers[i]);
+		write_env_removals(&w, &pod->containers[i], &path);
+	}
+	buf_release(&path);
+	write_annotation_removals(&w);
 	return w.oom ? -1 : 0;
 }

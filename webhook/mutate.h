@@ -9,6 +9,8 @@
 #ifndef MUTATE_H
 #define MUTATE_H
 
+#include <stdbool.h>
+
 #include <jansson.h>
 
 #include "compiler.h"
@@ -28,5 +30,20 @@
  */
 int mutate_pod(const struct config *cfg, const struct pod *pod,
 	       struct patch *patch, json_t *warnings) COMPILER_WUR;
+
+/*
+ * Only the removals of the guards (the strip lists of pod): per container
+ * the env removals by descending index, then the annotation removals.
+ * For a pod the policy does not examine further.  Returns 0, or -1 out of
+ * memory.
+ */
+int mutate_strip(const struct pod *pod, struct patch *patch) COMPILER_WUR;
+
+/*
+ * Whether mutate_pod() sets the env variable name in c (behaviour §3.5 or
+ * §3.6), c being read and resolved under cfg.
+ */
+bool mutate_env_written(const struct config *cfg,
+			const struct pod_container *c, const char *name);
 
 #endif /* MUTATE_H */

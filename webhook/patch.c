@@ -1,6 +1,7 @@
 /*
  * patch.c - RFC 6902 operations: build, encode, apply.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,8 +32,9 @@ int patch_push(struct patch *p, const char *op, const char *path,
 	       json_t *value)
 {
 	json_t *o;
+	bool remove = !strcmp(op, "remove");
 
-	if (!value)
+	if (!value && !remove)
 		return -1;
 	/* By hand rather than json_pack(), which parses its format each
 	 * time: a patch is built on every request. */
@@ -43,7 +45,7 @@ int patch_push(struct patch *p, const char *op, const char *path,
 		json_decref(value);
 		return -1;
 	}
-	if (json_object_set_new_nocheck(o, "value", value)) {
+	if (!remove && json_object_set_new_nocheck(o, "value", value)) {
 		json_decref(o);
 		return -1;
 	}
@@ -201,6 +203,11 @@ static int apply_one(json_t *doc, const char *op, const char *path,
 	if (!strcmp(op, "replace") && json_is_array(parent) &&
 	    !parse_index(tok, json_array_size(parent), &index))
 		return json_array_set(parent, index, value);
+	if (!strcmp(op, "remove") && json_is_object(parent))
+		return json_object_del(parent, tok);
+	if (!strcmp(op, "remove") && json_is_array(parent) &&
+	    !parse_index(tok, json_array_size(parent), &index))
+		return json_array_remove(parent, index);
 	return -1;
 }
 
@@ -212,8 +219,10 @@ int patch_apply(json_t *doc, const struct patch *p, char *err, size_t errlen)
 	json_array_foreach(p->ops, i, o) {
 		const char *op = json_string_value(json_object_get(o, "op"));
 		const char *path = json_string_value(json_object_get(o, "path"));
-		json_t *value = json_deep_copy(json_object_get(o, "value"));
-		int rc = value ? apply_one(doc, op, path, value) : -1;
+		json_t *given = json_object_get(o, "value");
+		json_t *value = given ? json_deep_copy(given) : NULL;
+		int rc = value || !strcmp(op, "remove") ?
+			 apply_one(doc, op, path, value) : -1;
 
 		json_decref(value);
 		if (rc) {

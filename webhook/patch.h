@@ -26,8 +26,8 @@ size_t patch_count(const struct patch *p);
 
 /*
  * Appends {"op": op, "path": path, "value": value}; op is "add" or
- * "replace".  value is stolen, also on failure.  Returns 0, or -1 out of
- * memory.
+ * "replace", or "remove" with value NULL (no "value" member).  value is
+ * stolen, also on failure.  Returns 0, or -1 out of memory.
  */
 int patch_push(struct patch *p, const char *op, const char *path,
 	       json_t *value) COMPILER_WUR;
@@ -44,7 +44,8 @@ char *patch_encode(const struct patch *p) COMPILER_WUR;
 /*
  * Applies the operations to doc in order.  Supports what patch_push
  * produces: add of an object member (added or replaced), add at "/-" of an
- * array, replace of an array element.  Returns 0, or -1 with a message in
+ * array, replace of an array element, remove of an object member or an
+ * array element.  Returns 0, or -1 with a message in
  * err when a path does not resolve (doc may then be partly changed).
  */
 int patch_apply(json_t *doc, const struct patch *p, char *err,

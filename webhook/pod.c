@@ -15,6 +15,7 @@
 struct reader {
 	struct pod *p;
 	const struct config *cfg;
+	enum pod_part part;
 	char *err;
 	size_t errlen;
 	bool nomem;
@@ -290,7 +291,7 @@ static bool read_container(struct reader *r, const char *list, size_t index,
 		r->nomem = true;
 		return false;
 	}
-	for (f = 0; f < cfg->ndevices; f++) {
+	for (f = 0; r->part == POD_PART_ALL && f < cfg->ndevices; f++) {
 		struct pod_slot *s = &c->slots[f];
 
 		if (!read_quantities(r, &cfg->devices[f], c->limits, base, 0, s))
@@ -327,17 +328,39 @@ static bool read_tolerations(struct reader *r)
 	return true;
 }
 
+/*
+ * Checks that the map at metadata.<key> (labels or annotations) holds
+ * strings only.  Returns false when a type is wrong.
+ */
+static bool read_string_map(struct reader *r, const json_t *map,
+			    const char *key)
+{
+	const char *k;
+	size_t klen;
+	json_t *v;
+
+	json_object_keylen_foreach((json_t *)map, k, klen, v) {
+		char shown[POD_LINE_SIZE];
+
+		/* null counts as absent, as everywhere in the pod. */
+		if (json_is_string(v) || json_is_null(v))
+			continue;
+		text_mask_cutn(shown, sizeof(shown), k, klen, 64);
+		invalid(r, "metadata.%s[\"%s\"]: expected a string, got %s",
+			key, shown, jsonout_type_name(v));
+		return false;
+	}
+	return true;
+}
+
 /* What read_pod() and read_tolerations() read, and the pod's names. */
 const struct pick_rule pod_rule = {
 	PICK_OBJECT, PICK_FIELDS(
 		PICK_FIELD("metadata", PICK_OBJ(
 			PICK_FIELD("name", &pick_all),
 			PICK_FIELD("generateName", &pick_all),
-			PICK_FIELD("annotations", PICK_OBJ(
-				PICK_FIELD(POD_ANNOTATION_NODE_POLICY,
-					   &pick_all),
-				PICK_FIELD(POD_ANNOTATION_GPU_POLICY,
-					   &pick_all))))),
+			PICK_FIELD("labels", &pick_all),
+			PICK_FIELD("annotations", &pick_all))),
 		PICK_FIELD("spec", PICK_OBJ(
 			PICK_FIELD("schedulerName", &pick_all),
 			PICK_FIELD("nodeName", &pick_all),
@@ -348,9 +371,49 @@ const struct pick_rule pod_rule = {
 				PICK_FIELD("value", &pick_all),
 				PICK_FIELD("effect", &pick_all)))),
 			PICK_FIELD("initContainers", PICK_ARR(&container_rule)),
-			PICK_FIELD("containers", PICK_ARR(&container_rule))))),
+			PICK_FIELD("containers", PICK_ARR(&container_rule)),
+			PICK_FIELD("ephemeralContainers",
+				   PICK_ARR(&container_rule))))),
 	NULL, NULL
 };
+
+/*
+ * Reads the containers of init (may be NULL) then of app into p; with
+ * POD_PART_EPHEMERAL, app is spec.ephemeralContainers.  Returns false when
+ * a type is wrong (or memory ran out).
+ */
+static bool read_containers(struct reader *r, const json_t *init,
+			    const json_t *app)
+{
+	static const char *const names[3] = { "initContainers", "containers",
+					      "ephemeralContainers" };
+	struct pod *p = r->p;
+	const json_t *lists[2] = { init, app };
+	size_t n, i, l;
+
+	n = json_array_size(init) + json_array_size(app);
+	p->napp = json_array_size(app);
+	p->containers = calloc(n ? n : 1, sizeof(*p->containers));
+	if (!p->containers) {
+		r->nomem = true;
+		return false;
+	}
+	for (l = 0; l < 2; l++) {
+		json_t *obj;
+
+		json_array_foreach(lists[l], i, obj) {
+			struct pod_container *c =
+				&p->containers[p->ncontainers++];
+			const char *list = l == 0 ? names[0] :
+				r->part == POD_PART_EPHEMERAL ? names[2] :
+				names[1];
+
+			if (!read_container(r, list, i, obj, c))
+				return false;
+		}
+	}
+	return true;
+}
 
 /* Returns false when a type is wrong (or memory ran out). */
 static bool read_pod(struct reader *r, const json_t *pod)
@@ -358,28 +421,30 @@ static bool read_pod(struct reader *r, const json_t *pod)
 	struct pod *p = r->p;
 	json_t *lists[2] = { NULL, NULL };
 	bool bad = false;
-	size_t n, i, l;
 
 	p->metadata = member(r, pod, "metadata", JSON_OBJECT, &bad, "metadata");
+	if (!bad && p->metadata)
+		p->labels = member(r, p->metadata, "labels", JSON_OBJECT, &bad,
+				   "metadata.labels");
 	if (!bad && p->metadata)
 		p->annotations = member(r, p->metadata, "annotations",
 					JSON_OBJECT, &bad,
 					"metadata.annotations");
-	if (!bad && p->annotations) {
-		member(r, p->annotations, POD_ANNOTATION_NODE_POLICY,
-		       JSON_STRING, &bad,
-		       "metadata.annotations[\"" POD_ANNOTATION_NODE_POLICY "\"]");
-		if (!bad)
-			member(r, p->annotations, POD_ANNOTATION_GPU_POLICY,
-			       JSON_STRING, &bad,
-			       "metadata.annotations[\"" POD_ANNOTATION_GPU_POLICY "\"]");
-	}
-	if (!bad)
-		p->spec = member(r, pod, "spec", JSON_OBJECT, &bad, "spec");
+	if (bad || (p->labels && !read_string_map(r, p->labels, "labels")) ||
+	    (p->annotations &&
+	     !read_string_map(r, p->annotations, "annotations")))
+		return false;
+	if (r->part == POD_PART_METADATA)
+		return true;
+	p->spec = member(r, pod, "spec", JSON_OBJECT, &bad, "spec");
 	if (bad)
 		return false;
 	if (!p->spec)
 		return true;
+	if (r->part == POD_PART_EPHEMERAL)
+		return read_containers(r, NULL, member(r, p->spec,
+			"ephemeralContainers", JSON_ARRAY, &bad,
+			"spec.ephemeralContainers")) && !bad;
 	p->scheduler_name = string_member(r, p->spec, "schedulerName", &bad,
 					  "spec.schedulerName");
 	if (!bad)
@@ -402,33 +467,20 @@ static bool read_pod(struct reader *r, const json_t *pod)
 				  "spec.containers");
 	if (bad || (p->tolerations && !read_tolerations(r)))
 		return false;
-
-	n = json_array_size(lists[0]) + json_array_size(lists[1]);
-	p->napp = json_array_size(lists[1]);
-	p->containers = calloc(n ? n : 1, sizeof(*p->containers));
-	if (!p->containers) {
-		r->nomem = true;
-		return false;
-	}
-	for (l = 0; l < 2; l++) {
-		json_t *obj;
-
-		json_array_foreach(lists[l], i, obj) {
-			struct pod_container *c =
-				&p->containers[p->ncontainers++];
-
-			if (!read_container(r, l ? "containers" : "initContainers",
-					    i, obj, c))
-				return false;
-		}
-	}
-	return true;
+	return read_containers(r, lists[0], lists[1]);
 }
 
 enum pod_status pod_read(struct pod *p, const struct config *cfg,
 			 const json_t *obj, char *err, size_t errlen)
 {
-	struct reader r = { p, cfg, err, errlen, false };
+	return pod_read_part(p, cfg, obj, POD_PART_ALL, err, errlen);
+}
+
+enum pod_status pod_read_part(struct pod *p, const struct config *cfg,
+			      const json_t *obj, enum pod_part part, char *err,
+			      size_t errlen)
+{
+	struct reader r = { p, cfg, part, err, errlen, false };
 
 	memset(p, 0, sizeof(*p));
 	p->scheduler_name = p->node_name = p->runtime_class_name = "";
@@ -441,9 +493,13 @@ void pod_release(struct pod *p)
 {
 	size_t i;
 
-	for (i = 0; i < p->ncontainers; i++)
+	for (i = 0; i < p->ncontainers; i++) {
 		free(p->containers[i].slots);
+		free(p->containers[i].strip);
+	}
 	free(p->containers);
 	p->containers = NULL;
 	p->ncontainers = 0;
+	json_decref(p->strip_keys);
+	p->strip_keys = NULL;
 }

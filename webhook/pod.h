@@ -40,8 +40,8 @@
 
 /*
  * The schema: metadata.name and metadata.generateName (which name the pod
- * in logs), the two scheduler-policy annotations, and of the spec what
- * pod_read() reads.
+ * in logs), the labels and every annotation (profiles and the guards),
+ * and of the spec what pod_read() reads.
  */
 extern const struct pick_rule pod_rule;
 
@@ -73,11 +73,15 @@ struct pod_container {
 	bool asks; /* names a resource of some family */
 	bool vgpu; /* false; the policy sets it for a vGPU container */
 	struct pod_slot *slots; /* owned; one per device family */
+	size_t *strip;  /* owned: env indexes the env guard removes,
+			   ascending; NULL when none */
+	size_t nstrip;
 };
 
 struct pod {
 	json_t *metadata; /* NULL when absent or null, likewise below */
-	json_t *annotations; /* the two policy annotations are strings */
+	json_t *labels;      /* of strings */
+	json_t *annotations; /* of strings */
 	json_t *spec;
 	json_t *tolerations; /* of objects whose four fields are strings */
 	const char *scheduler_name;     /* "" when absent, likewise below */
@@ -90,6 +94,16 @@ struct pod {
 	size_t ncontainers;
 	size_t napp; /* app containers, after the init containers */
 	bool vgpu; /* false; the policy sets it when a container is one */
+	json_t *strip_keys; /* owned: the annotation keys the annotation
+			       guard removes, in byte order; NULL when none */
+};
+
+/* What pod_read_part() reads of a pod. */
+enum pod_part {
+	POD_PART_ALL,        /* a CREATE: metadata, spec and containers */
+	POD_PART_METADATA,   /* an UPDATE: metadata.labels and .annotations */
+	POD_PART_EPHEMERAL,  /* pods/ephemeralcontainers: metadata, and
+				spec.ephemeralContainers as the containers */
 };
 
 enum pod_status {
@@ -108,6 +122,15 @@ enum pod_status {
  */
 enum pod_status pod_read(struct pod *p, const struct config *cfg,
 			 const json_t *obj, char *err, size_t errlen) COMPILER_WUR;
+
+/*
+ * pod_read() for part of a pod.  POD_PART_EPHEMERAL reads each ephemeral
+ * container as pod_read() reads a container (list "ephemeralContainers",
+ * napp their number), without resource slots for the families.
+ */
+enum pod_status pod_read_part(struct pod *p, const struct config *cfg,
+			      const json_t *obj, enum pod_part part, char *err,
+			      size_t errlen) COMPILER_WUR;
 
 /* Frees what p owns (not the pod it borrows).  Accepts a released view. */
 void pod_release(struct pod *p);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "guard.h"
 #include "mutate.h"
 #include "pod.h"
 #include "policy.h"
@@ -104,10 +105,12 @@ static void denyf(struct decider *p, int code, const char *fmt, ...)
 	deny_text(p, code, line);
 }
 
-/* Resolves every container; denies with 422 and every error found. */
-static bool resolve_all(struct decider *p)
+/*
+ * Resolves every container.  Returns true when no container has an error;
+ * else msg holds every error found, for a denial with 422.
+ */
+static bool resolve_all(struct decider *p, struct buf *msg)
 {
-	struct buf msg = BUF_INIT;
 	size_t i, f, e;
 
 	for (i = 0; i < p->pod.ncontainers; i++) {
@@ -125,15 +128,12 @@ static bool resolve_all(struct decider *p)
 				continue;
 			}
 			for (e = 0; e < errs.count; e++)
-				buf_addf(&msg, "%scontainer \"%s\": %s",
-					 msg.len ? "; " : "", c->label,
+				buf_addf(msg, "%scontainer \"%s\": %s",
+					 msg->len ? "; " : "", c->label,
 					 errs.error[e].message);
 		}
 	}
-	if (!msg.len && !buf_failed(&msg))
-		return true;
-	deny(p, 422, &msg);
-	return false;
+	return !msg->len && !buf_failed(msg);
 }
 
 /* Privileged containers and spec.nodeName (behaviour §4.6, items 1 and 2). */
@@ -193,24 +193,86 @@ static bool asks_vgpu(const struct decider *p)
 	return false;
 }
 
-/* The steps of behaviour §4, from the type checks to the operations. */
-static void decide(struct decider *p, const json_t *pod)
+/* guard_written_fn over a decider whose pod resolved without error. */
+static bool env_written(const void *ctx, const struct pod_container *c,
+			const char *name)
+{
+	const struct decider *p = ctx;
+
+	return mutate_env_written(p->cfg, c, name);
+}
+
+/* A guard run's state, borrowing the decider's. */
+static void guard_start(struct decider *p, struct guard_run *run, bool update)
+{
+	memset(run, 0, sizeof(*run));
+	run->g = &p->cfg->guards;
+	run->pod = &p->pod;
+	run->update = update;
+	buf_init(&run->deny);
+	run->warnings = p->d->warnings;
+	run->hits = &p->d->hits;
+}
+
+/* Ends a guard run: denies with 403 when a violation denies. */
+static bool guard_end(struct decider *p, struct guard_run *run)
+{
+	p->oom |= run->oom;
+	if (!run->deny.len && !buf_failed(&run->deny)) {
+		buf_release(&run->deny);
+		return true;
+	}
+	deny(p, 403, &run->deny);
+	return false;
+}
+
+/* Reads part of pod into p->pod; denies with 400 on a wrong type. */
+static bool read_part(struct decider *p, const json_t *pod,
+		      enum pod_part part, const char *what, struct pod *into)
 {
 	char err[1024];
 
-	switch (pod_read(&p->pod, p->cfg, pod, err, sizeof(err))) {
+	if (!json_is_object(pod)) {
+		denyf(p, 400, "request.%s: expected a Pod object, got %s", what,
+		      !pod ? "nothing" : json_is_null(pod) ? "null" :
+		      "another type");
+		return false;
+	}
+	switch (pod_read_part(into, p->cfg, pod, part, err, sizeof(err))) {
 	case POD_OK:
-		break;
+		return true;
 	case POD_INVALID:
-		deny_text(p, 400, err);
-		return;
+		if (strcmp(what, "object"))
+			denyf(p, 400, "%s.%s", what, err);
+		else
+			deny_text(p, 400, err);
+		return false;
 	default:
 		p->oom = true;
-		return;
+		return false;
 	}
+}
+
+/* The steps of behaviour §4, from the type checks to the operations. */
+static void decide(struct decider *p, const json_t *pod)
+{
+	struct buf errors = BUF_INIT;
+	struct guard_run run;
+	bool writes;
+
+	if (!read_part(p, pod, POD_PART_ALL, "object", &p->pod))
+		return;
+	/* The webhook writes env only into a pod it examines and resolves
+	 * without error; the guards need to know which. */
+	writes = p->pod.napp && examined(p) && resolve_all(p, &errors);
+	guard_start(p, &run, false);
+	guard_annotations(&run, NULL, "", NULL);
+	guard_env(&run, writes ? env_written : NULL, p);
+	if (!guard_end(p, &run))
+		goto out;
 	if (!p->pod.napp) {
 		denyf(p, 403, "pod has no containers");
-		return;
+		goto out;
 	}
 	if (!examined(p)) {
 		if (asks_vgpu(p))
@@ -218,23 +280,80 @@ static void decide(struct decider *p, const json_t *pod)
 				  "pod asks for vGPU resources but spec.schedulerName is \"%s\", not \"%s\"; left unchanged",
 				  p->pod.scheduler_label,
 				  p->cfg->scheduler_name);
+		if (mutate_strip(&p->pod, &p->d->patch))
+			p->oom = true;
+		goto out;
+	}
+	if (!writes) {
+		deny(p, 422, &errors);
 		return;
 	}
-	if (!resolve_all(p))
-		return;
 	if (p->pod.vgpu && !check_policies(p))
-		return;
+		goto out;
 	if (mutate_pod(p->cfg, &p->pod, &p->d->patch, p->d->warnings))
 		p->oom = true;
+out:
+	buf_release(&errors);
+}
+
+/* An UPDATE: the annotation guard against oldObject, never a patch. */
+static void decide_update(struct decider *p, const json_t *pod,
+			  const json_t *old, const struct policy_requester *who)
+{
+	struct pod prior;
+	struct guard_run run;
+
+	memset(&prior, 0, sizeof(prior));
+	if (read_part(p, pod, POD_PART_METADATA, "object", &p->pod) &&
+	    read_part(p, old, POD_PART_METADATA, "oldObject", &prior)) {
+		guard_start(p, &run, true);
+		guard_annotations(&run, &prior, who ? who->username : "",
+				  who ? who->groups : NULL);
+		guard_end(p, &run);
+	}
+	pod_release(&prior);
+}
+
+/* An UPDATE of pods/ephemeralcontainers: the env guard, never a patch. */
+static void decide_ephemeral(struct decider *p, const json_t *pod)
+{
+	struct guard_run run;
+
+	if (!read_part(p, pod, POD_PART_EPHEMERAL, "object", &p->pod))
+		return;
+	guard_start(p, &run, true);
+	guard_env(&run, NULL, NULL);
+	guard_end(p, &run);
+}
+
+bool policy_wants(const struct config *cfg, enum policy_operation op)
+{
+	switch (op) {
+	case POLICY_UPDATE:
+		return cfg->guards.annotation_policy != GUARD_OFF;
+	case POLICY_EPHEMERAL:
+		return cfg->guards.env_policy != GUARD_OFF;
+	default:
+		return true;
+	}
 }
 
 int policy_decide(const struct config *cfg, const json_t *pod,
 		  struct policy_decision *d)
 {
+	return policy_decide_request(cfg, POLICY_CREATE, pod, NULL, NULL, d);
+}
+
+int policy_decide_request(const struct config *cfg, enum policy_operation op,
+			  const json_t *pod, const json_t *old,
+			  const struct policy_requester *who,
+			  struct policy_decision *d)
+{
 	struct decider p;
 	size_t i, more;
 	json_t *w;
 
+	memset(&p.pod, 0, sizeof(p.pod));
 	p.cfg = cfg;
 	p.d = d;
 	p.oom = false;
@@ -242,7 +361,12 @@ int policy_decide(const struct config *cfg, const json_t *pod,
 	if (!p.pod_warnings)
 		return -1;
 
-	decide(&p, pod);
+	if (op == POLICY_UPDATE)
+		decide_update(&p, pod, old, who);
+	else if (op == POLICY_EPHEMERAL)
+		decide_ephemeral(&p, pod);
+	else
+		decide(&p, pod);
 
 	if (d->code) {
 		/* A denial carries neither operations nor warnings. */

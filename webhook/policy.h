@@ -15,6 +15,7 @@
 
 #include "compiler.h"
 #include "config.h"
+#include "guard.h"
 #include "patch.h"
 
 /* A warning is one line of at most this many characters (POD_LINE_CHARS). */
@@ -29,6 +30,21 @@ struct policy_decision {
 	struct patch patch; /* the operations when allowed; may be empty */
 	json_t *warnings;   /* array of strings, when allowed; at most
 			       POLICY_WARNINGS_MAX lines and a count */
+	struct guard_hits hits; /* guard hits, by guard and action */
+};
+
+/* What is asked of the policy (behaviour §4.1). */
+enum policy_operation {
+	POLICY_CREATE,    /* a Pod CREATE: every step */
+	POLICY_UPDATE,    /* a Pod UPDATE: the annotation guard alone */
+	POLICY_EPHEMERAL, /* an UPDATE of pods/ephemeralcontainers: the env
+			     guard alone, over spec.ephemeralContainers */
+};
+
+/* The requester: request.userInfo. */
+struct policy_requester {
+	const char *username; /* "" when absent */
+	const json_t *groups; /* array of strings, or NULL */
 };
 
 /* An empty decision.  Returns 0, or -1 out of memory (d is then empty). */
@@ -49,5 +65,22 @@ const char *policy_decision_reason(int code);
  */
 int policy_decide(const struct config *cfg, const json_t *pod,
 		  struct policy_decision *d) COMPILER_WUR;
+
+/*
+ * policy_decide() for any operation: pod is request.object (any JSON value
+ * or NULL; not an object is a denial with 400), old is request.oldObject
+ * (read on POLICY_UPDATE only, likewise), who the requester (NULL: none).
+ * An UPDATE is never patched.  Borrowed arguments, as policy_decide().
+ */
+int policy_decide_request(const struct config *cfg, enum policy_operation op,
+			  const json_t *pod, const json_t *old,
+			  const struct policy_requester *who,
+			  struct policy_decision *d) COMPILER_WUR;
+
+/*
+ * Whether the request needs the policy at all: an UPDATE with the guard
+ * it would run off is allowed unchanged without reading anything.
+ */
+bool policy_wants(const struct config *cfg, enum policy_operation op);
 
 #endif /* POLICY_H */

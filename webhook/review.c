@@ -63,7 +63,15 @@ static const struct pick_rule review_rule = {
 			PICK_FIELD("subResource", &pick_all),
 			PICK_FIELD("operation", &pick_all),
 			PICK_FIELD("namespace", &pick_all),
-			PICK_FIELD("object", &pod_rule)))),
+			PICK_FIELD("userInfo", PICK_OBJ(
+				PICK_FIELD("username", &pick_all),
+				PICK_FIELD("groups", &pick_all))),
+			PICK_FIELD("object", &pod_rule),
+			/* of oldObject, the metadata an UPDATE compares */
+			PICK_FIELD("oldObject", PICK_OBJ(
+				PICK_FIELD("metadata", PICK_OBJ(
+					PICK_FIELD("labels", &pick_all),
+					PICK_FIELD("annotations", &pick_all)))))))),
 	NULL, NULL
 };
 
@@ -107,14 +115,18 @@ static bool is_string(const json_t *v, const char *lit)
 }
 
 /*
- * Whether the request is a Pod CREATE without subresource (behaviour
- * §4.1); anything else is allowed unchanged.
+ * What the policy is asked (behaviour §4.1): a Pod CREATE or
+ * UPDATE without subresource, or an UPDATE of pods/ephemeralcontainers.
+ * Returns false for anything else, which is allowed unchanged.
  */
-static bool is_pod_create(const json_t *request)
+static bool pod_operation(const json_t *request, enum policy_operation *op)
 {
 	const json_t *kind = json_object_get(request, "kind");
 	const json_t *group = json_object_get(kind, "group");
 	const json_t *sub = json_object_get(request, "subResource");
+	const json_t *operation = json_object_get(request, "operation");
+	bool plain = !sub || json_is_null(sub) ||
+		     is_string(sub, "");
 
 	if (!json_is_object(kind) || !is_string(json_object_get(kind, "kind"),
 						 "Pod"))
@@ -122,10 +134,16 @@ static bool is_pod_create(const json_t *request)
 	if (group && !json_is_null(group) &&
 	    (!json_is_string(group) || json_string_length(group)))
 		return false;
-	if (sub && !json_is_null(sub) &&
-	    (!json_is_string(sub) || json_string_length(sub)))
+	if (plain && is_string(operation, "CREATE"))
+		*op = POLICY_CREATE;
+	else if (plain && is_string(operation, "UPDATE"))
+		*op = POLICY_UPDATE;
+	else if (is_string(sub, "ephemeralcontainers") &&
+		 is_string(operation, "UPDATE"))
+		*op = POLICY_EPHEMERAL;
+	else
 		return false;
-	return is_string(json_object_get(request, "operation"), "CREATE");
+	return true;
 }
 
 /*
@@ -170,8 +188,19 @@ static void write_answer(struct buf *out, const char *api, const json_t *uid,
 	buf_add(out, "}}");
 }
 
+static int handle_json(const struct config *cfg, const json_t *root,
+		       const struct review_options *opt,
+		       struct review_answer *ans);
+
 int review_handlen(const struct config *cfg, const char *body, size_t len,
 		   struct review_answer *ans)
+{
+	return review_handlen_with(cfg, body, len, NULL, ans);
+}
+
+int review_handlen_with(const struct config *cfg, const char *body,
+			size_t len, const struct review_options *opt,
+			struct review_answer *ans)
 {
 	struct pick_error perr;
 	char reason[320];
@@ -182,7 +211,7 @@ int review_handlen(const struct config *cfg, const char *body, size_t len,
 	(void)arena_begin();
 	root = pick_loadb(body, len, &review_rule, &perr);
 	if (root) {
-		rc = review_handle_json(cfg, root, ans);
+		rc = handle_json(cfg, root, opt, ans);
 		json_decref(root);
 	} else if (perr.status == PICK_NOMEM) {
 		rc = text_answer(ans, 500, "internal error: out of memory");
@@ -199,9 +228,19 @@ int review_handlen(const struct config *cfg, const char *body, size_t len,
 int review_handle_json(const struct config *cfg, const json_t *root,
 		       struct review_answer *ans)
 {
+	return handle_json(cfg, root, NULL, ans);
+}
+
+static int handle_json(const struct config *cfg, const json_t *root,
+		       const struct review_options *opt,
+		       struct review_answer *ans)
+{
+	static const struct review_options defaults;
 	struct policy_decision d;
+	struct policy_requester who;
+	enum policy_operation op;
 	bool decided = false;
-	json_t *request, *object, *meta;
+	json_t *request, *object, *meta, *user, *name;
 	struct buf out = BUF_INIT;
 	const char *api, *bad = NULL;
 	json_t *uid;
@@ -241,24 +280,30 @@ int review_handle_json(const struct config *cfg, const json_t *root,
 	if (!ans->name[0])
 		copy_field(ans->name, json_object_get(meta, "generateName"));
 
-	if (is_pod_create(request)) {
+	if (!opt)
+		opt = &defaults;
+	user = json_object_get(request, "userInfo");
+	name = json_object_get(user, "username");
+	/* A name holding a NUL byte is no one's (it would compare short). */
+	who.username = opt->username ? opt->username :
+		       json_is_string(name) &&
+		       strlen(json_string_value(name)) == json_string_length(name) ?
+		       json_string_value(name) : "";
+	who.groups = opt->groups ? opt->groups :
+		     json_is_array(json_object_get(user, "groups")) ?
+		     json_object_get(user, "groups") : NULL;
+	if (pod_operation(request, &op) && policy_wants(cfg, op)) {
 		if (policy_decision_init(&d))
 			goto oom;
 		decided = true;
-		if (!json_is_object(object)) {
-			char message[96];
-
-			snprintf(message, sizeof(message),
-				 "request.object: expected a Pod object, got %s",
-				 !object ? "nothing" :
-				 json_is_null(object) ? "null" : "another type");
-			d.code = 400;
-			d.message = strdup(message);
-			if (!d.message)
-				goto oom;
-		} else if (policy_decide(cfg, object, &d)) {
+		if (policy_decide_request(cfg, op, object,
+					  json_object_get(request, "oldObject"),
+					  &who, &d))
 			goto oom;
-		}
+		ans->hits = d.hits;
+		/* An UPDATE is never patched; /validate never patches. */
+		if (op != POLICY_CREATE || opt->validate)
+			json_array_clear(d.patch.ops);
 	}
 	write_answer(&out, api, uid, decided ? &d : NULL, &ans->ops);
 	if (buf_failed(&out))

@@ -6,11 +6,15 @@
 #ifndef REVIEW_H
 #define REVIEW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <jansson.h>
 
+#include "guard.h"
+
 struct config;
+struct policy_requester;
 
 enum review_outcome {
 	REVIEW_PATCHED, /* allowed with a patch */
@@ -44,6 +48,17 @@ struct review_answer {
 	char namespace_[REVIEW_FIELD_MAX];
 	char name[REVIEW_FIELD_MAX];
 	char operation[REVIEW_FIELD_MAX];
+	struct guard_hits hits; /* the guards' hits in this review */
+};
+
+/* How a review is answered; a zeroed struct is the default. */
+struct review_options {
+	/* Replaces request.userInfo: username when not NULL, groups when
+	 * not NULL (the `review` command's --user and --group). */
+	const char *username;
+	const json_t *groups;
+	/* POST /validate: the same decision, never a patch. */
+	bool validate;
 };
 
 void review_answer_init(struct review_answer *ans);
@@ -60,6 +75,11 @@ void review_answer_release(struct review_answer *ans);
  */
 int review_handlen(const struct config *cfg, const char *body, size_t len,
 		   struct review_answer *ans);
+
+/* review_handlen() with options (NULL: the defaults). */
+int review_handlen_with(const struct config *cfg, const char *body,
+			size_t len, const struct review_options *opt,
+			struct review_answer *ans);
 
 /*
  * review_handlen() for a document already decoded (borrowed): the answer

@@ -4,6 +4,8 @@
 // usage: node cel_eval.mjs CEL_JS_DIR <input.json
 // Input: {"expression": "...", "objects": [pod, ...]}; each object is bound
 // to the variable `object`, as the API server does for matchConditions.
+// Or {"expression": "...", "bindings": [{"object": ..., "oldObject": ...,
+// "request": ...}, ...]}: each entry gives every variable.
 // Output: a JSON array with, for each object, the result (true or false) or
 // {"error": message}.
 import { pathToFileURL } from 'node:url'
@@ -13,9 +15,10 @@ import { readFileSync } from 'node:fs'
 const dir = process.argv[2]
 const { evaluate } = await import(pathToFileURL(join(dir, 'lib', 'index.js')).href)
 const input = JSON.parse(readFileSync(0, 'utf8'))
-const results = input.objects.map((object) => {
+const bindings = input.bindings || input.objects.map((object) => ({ object }))
+const results = bindings.map((vars) => {
   try {
-    return evaluate(input.expression, { object })
+    return evaluate(input.expression, vars)
   } catch (e) {
     return { error: String(e && e.message ? e.message : e) }
   }

@@ -87,6 +87,28 @@ BUILTIN_CONFIG = {
             "overwriteEnv": False,
         }
     ],
+    # SPEC 2.1, with the writers the chart derives from hami.namespace and
+    # hami.releaseName (kube-system, hami).
+    "guards": {
+        "schedulerAnnotations": {
+            "policy": "deny",
+            "keys": ["hami.io/vgpu-node", "hami.io/vgpu-time", "hami.io/bind-time",
+                     "hami.io/bind-phase", "hami.io/*-devices-to-allocate",
+                     "hami.io/*-allocated"],
+            "writers": ["system:serviceaccount:kube-system:hami-scheduler",
+                        "system:serviceaccount:kube-system:hami-device-plugin"],
+        },
+        "env": {
+            "policy": "deny",
+            "names": ["NVIDIA_VISIBLE_DEVICES", "CUDA_DEVICE_MEMORY_LIMIT",
+                      "CUDA_DEVICE_MEMORY_LIMIT_*", "CUDA_DEVICE_SM_LIMIT",
+                      "CUDA_DEVICE_SM_LIMIT_*", "CUDA_DEVICE_MEMORY_SHARED_CACHE",
+                      "CUDA_DISABLE_CONTROL", "CUDA_OVERSUBSCRIBE",
+                      "CUDA_TASK_PRIORITY", "GPU_CORE_UTILIZATION_POLICY",
+                      "ACTIVE_OOM_KILLER"],
+            "allowedValues": {"NVIDIA_VISIBLE_DEVICES": ["none", "void"]},
+        },
+    },
 }
 
 SERVE_ARGS = [
@@ -351,7 +373,7 @@ def verify_serving(tag, ca_pem, crt_pem, key_pem, hostnames, ip=None):
 # --- checks on one render -------------------------------------------------
 
 def check_webhook(r, *, failure="Ignore", timeout=10, namespace=NS, fullname=RELEASE,
-                  extra_excluded=(), served_labels=None):
+                  extra_excluded=(), served_labels=None, pod_opt_out=False):
     """served_labels: labels a served namespace needs besides its name."""
     served = dict(served_labels or {})
     tag = r.name
@@ -396,8 +418,12 @@ def check_webhook(r, *, failure="Ignore", timeout=10, namespace=NS, fullname=REL
     T.check(f"{tag}: namespace ml is sent", selector_matches(nsel, ns_labels("ml", served)))
     T.check(f"{tag}: namespace labelled hami.io/webhook=ignore is not sent",
             not selector_matches(nsel, ns_labels("ml", dict(served, **{"hami.io/webhook": "ignore"}))))
-    T.check(f"{tag}: pod labelled hami.io/webhook=ignore is not sent",
-            not selector_matches(osel, {"app": "train", "hami.io/webhook": "ignore"}))
+    if pod_opt_out:
+        T.check(f"{tag}: pod labelled hami.io/webhook=ignore is not sent (webhook.podOptOut)",
+                not selector_matches(osel, {"app": "train", "hami.io/webhook": "ignore"}))
+    else:
+        T.check(f"{tag}: pod labelled hami.io/webhook=ignore is sent (webhook.podOptOut off)",
+                selector_matches(osel, {"app": "train", "hami.io/webhook": "ignore"}))
     T.check(f"{tag}: ordinary pod is sent", selector_matches(osel, {"app": "train"}))
     return wh
 
@@ -655,7 +681,11 @@ def test_notes_and_version(helm):
             f"kubectl -n {NS} rollout status deployment/{RELEASE}" in notes)
     T.check("NOTES: tells how to check the webhook with a server-side dry run",
             "create --dry-run=server -o yaml" in notes and "nvidia.com/gpu: 1" in notes)
-    T.check("NOTES: names the namespaces never sent", f"kube-system, {NS}" in notes)
+    T.check("NOTES: names the namespaces never sent",
+            f"kube-system, gpu-operator, {NS}" in notes)
+    T.check("NOTES: names the guard's writers and how to check them",
+            "system:serviceaccount:kube-system:hami-scheduler" in notes and
+            "kubectl -n kube-system get serviceaccounts" in notes)
     with open(os.path.join(ROOT, "lib", "vgpu.h")) as f:
         m = re.search(r'#define VGPU_VERSION "([^"]+)"', f.read())
     with open(os.path.join(CHART, "Chart.yaml")) as f:
@@ -716,7 +746,9 @@ class FakeAPIServer:
     GROUPS = {"apps": [("deployments", "Deployment", True)],
               "policy": [("poddisruptionbudgets", "PodDisruptionBudget", True)],
               "admissionregistration.k8s.io": [
-                  ("mutatingwebhookconfigurations", "MutatingWebhookConfiguration", False)]}
+                  ("mutatingwebhookconfigurations", "MutatingWebhookConfiguration", False),
+                  ("validatingwebhookconfigurations", "ValidatingWebhookConfiguration",
+                   False)]}
 
     def __init__(self):
         self.secret = None
@@ -1122,6 +1154,212 @@ def test_match_conditions(helm):
             err.strip())
 
 
+def vwc_of(r):
+    """The ValidatingWebhookConfiguration's one webhook, or None."""
+    items = r.all("ValidatingWebhookConfiguration")
+    if not items:
+        return None
+    T.equal(f"{r.name}: one ValidatingWebhookConfiguration, one webhook",
+            (len(items), len(items[0]["webhooks"])), (1, 1))
+    return items[0]["webhooks"][0]
+
+
+def update_binding(old_ann, new_ann, sub=""):
+    """The CEL variables of a pod UPDATE whose annotations go from old_ann
+    to new_ann (None: no annotations map)."""
+    def p(ann):
+        o = pod([ctr("a", {"nvidia.com/gpu": "1"})])
+        if ann is not None:
+            o["metadata"]["annotations"] = dict(ann)
+        return o
+    return {"object": p(new_ann), "oldObject": p(old_ann),
+            "request": {"operation": "UPDATE", "subResource": sub,
+                        "userInfo": {"username": "alice"}}}
+
+
+def cel_eval_bindings(expression, bindings):
+    if not os.path.isfile(os.path.join(CEL_JS, "lib", "index.js")) or not shutil.which(NODE):
+        return None
+    p = subprocess.run([NODE, os.path.join(os.path.dirname(__file__), "cel_eval.mjs"), CEL_JS],
+                       input=json.dumps({"expression": expression, "bindings": bindings}),
+                       capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        return [{"error": p.stderr.strip()}] * len(bindings)
+    return json.loads(p.stdout)
+
+
+@checks
+def test_guards(helm):
+    """The guards in the chart: config.json, the UPDATE webhook and its
+    matchConditions, the writers from HAMi's names, the pod opt-out label,
+    and the GPU-only matchConditions passing guarded pods."""
+    T.section("guards")
+    r = render("guards-1.30", kube="1.30.0")
+    if not r:
+        return
+    mwh = r.one("MutatingWebhookConfiguration")["webhooks"][0]
+    wh = vwc_of(r)
+    if not T.check("guards-1.30: a ValidatingWebhookConfiguration by default", wh is not None):
+        return
+    T.equal("guards-1.30: UPDATE of pods and pods/ephemeralcontainers", wh["rules"], [{
+        "apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"],
+        "resources": ["pods", "pods/ephemeralcontainers"], "scope": "Namespaced"}])
+    T.equal("guards-1.30: its own failurePolicy, Ignore by default", wh["failurePolicy"], "Ignore")
+    T.equal("guards-1.30: its own timeout", wh["timeoutSeconds"], 5)
+    T.equal("guards-1.30: sideEffects None", wh["sideEffects"], "None")
+    T.equal("guards-1.30: path /validate of the same Service",
+            (wh["clientConfig"]["service"]["path"], wh["clientConfig"]["service"]["name"],
+             wh["clientConfig"]["service"]["port"]), ("/validate", RELEASE, 443))
+    T.equal("guards-1.30: the same caBundle as the mutating webhook",
+            wh["clientConfig"].get("caBundle"), mwh["clientConfig"].get("caBundle"))
+    T.equal("guards-1.30: the same selectors as the mutating webhook",
+            (wh["namespaceSelector"], wh["objectSelector"]),
+            (mwh["namespaceSelector"], mwh["objectSelector"]))
+    for ns in ("kube-system", NS, "gpu-operator"):
+        T.check(f"guards-1.30: namespace {ns} is not sent",
+                not selector_matches(wh["namespaceSelector"], ns_labels(ns)))
+    mc = wh.get("matchConditions") or []
+    if T.equal("guards-1.30: one matchCondition", len(mc), 1):
+        expr = mc[0]["expression"]
+        node, alloc = "hami.io/vgpu-node", "hami.io/vgpu-devices-to-allocate"
+        cases = [
+            ("a guarded key added", update_binding(None, {node: "n1"}), True),
+            ("a guarded key added to other annotations",
+             update_binding({"team": "a"}, {"team": "a", alloc: "x"}), True),
+            ("a guarded key changed", update_binding({node: "n1"}, {node: "n2"}), True),
+            ("a guarded key removed", update_binding({node: "n1", "team": "a"}, {"team": "a"}),
+             True),
+            ("a *-allocated key added",
+             update_binding({}, {"hami.io/vgpu-devices-allocated": "x"}), True),
+            ("only another annotation changed",
+             update_binding({node: "n1", "team": "a"}, {node: "n1", "team": "b"}), False),
+            ("no annotations on either side", update_binding(None, None), False),
+            ("labels-only update (same annotations)", update_binding({node: "n"}, {node: "n"}),
+             False),
+            ("an ephemeralcontainers update", update_binding(None, None, "ephemeralcontainers"),
+             True),
+        ]
+        got = cel_eval_bindings(expr, [c[1] for c in cases])
+        if got is None:
+            T.cannot(f"CEL of the UPDATE matchCondition: no {CEL_JS}/lib/index.js or no {NODE}")
+        else:
+            for (what, _, want), result in zip(cases, got):
+                T.check(f"guards-1.30: UPDATE CEL on {what} is {str(want).lower()}",
+                        result is want, f"got {result!r}")
+
+    r = render("guards-1.27", kube="1.27.0")
+    if r:
+        wh = vwc_of(r)
+        T.check("guards-1.27: no matchConditions before 1.28 (every pod UPDATE is sent)",
+                wh is not None and "matchConditions" not in wh)
+    r = render("guards-off", sets=["config.guards.schedulerAnnotations.policy=off",
+                                   "config.guards.env.policy=off"], kube="1.30.0")
+    if r:
+        T.check("guards-off: no ValidatingWebhookConfiguration with both guards off",
+                not r.all("ValidatingWebhookConfiguration"))
+    r = render("guards-env-only", sets=["config.guards.schedulerAnnotations.policy=off"],
+               kube="1.30.0")
+    if r:
+        wh = vwc_of(r)
+        T.check("guards-env-only: only pods/ephemeralcontainers",
+                wh is not None and wh["rules"][0]["resources"] == ["pods/ephemeralcontainers"])
+    r = render("guards-star-key", sets=["config.guards.schedulerAnnotations.keys[0]=*-node"],
+               kube="1.30.0")
+    if r:
+        wh = vwc_of(r)
+        T.check("guards-star-key: a key starting with * drops the UPDATE matchConditions",
+                wh is not None and "matchConditions" not in wh)
+        T.equal("guards-star-key: the key is in config.json",
+                config_of(r)["guards"]["schedulerAnnotations"]["keys"], ["*-node"])
+    rc, _, err = helm_template(sets=["config.guards.schedulerAnnotations.keys[0]=*-node",
+                                     "webhook.matchConditions.enabled=true"], kube="1.30.0")
+    T.check("guards: the GPU-only matchConditions refuse a key that starts with *",
+            rc != 0 and "*-node" in err and "config.guards.schedulerAnnotations.keys" in err,
+            err.strip())
+    rc, _, err = helm_template(sets=["config.guards.schedulerAnnotations.writers[0]="
+                                     "group:system:authenticated"])
+    T.check("guards: schema allows any writer string (the binary refuses the group)",
+            rc == 0, err.strip())
+
+    # Writers derived from HAMi's namespace and release name.
+    r = render("guards-hami-names", sets=["hami.namespace=hami-system",
+                                          "hami.releaseName=vgpu"])
+    if r:
+        T.equal("guards-hami-names: writers are HAMi's service accounts",
+                config_of(r)["guards"]["schedulerAnnotations"]["writers"],
+                ["system:serviceaccount:hami-system:vgpu-scheduler",
+                 "system:serviceaccount:hami-system:vgpu-device-plugin"])
+        wh = r.one("MutatingWebhookConfiguration")["webhooks"][0]
+        T.check("guards-hami-names: HAMi's namespace is not sent",
+                not selector_matches(wh["namespaceSelector"], ns_labels("hami-system")))
+    r = render("guards-writers", sets=["config.guards.schedulerAnnotations.writers[0]=bob"])
+    if r:
+        T.equal("guards-writers: given writers are kept",
+                config_of(r)["guards"]["schedulerAnnotations"]["writers"], ["bob"])
+    r = render("guards-update-policy", sets=["webhook.update.failurePolicy=Fail",
+                                             "webhook.update.timeoutSeconds=2"])
+    if r:
+        wh = vwc_of(r)
+        T.equal("guards-update-policy: failurePolicy and timeout of the UPDATE webhook",
+                wh and (wh["failurePolicy"], wh["timeoutSeconds"]), ("Fail", 2))
+        T.equal("guards-update-policy: the mutating webhook keeps its own",
+                r.one("MutatingWebhookConfiguration")["webhooks"][0]["failurePolicy"], "Ignore")
+    r = render("guards-pod-opt-out", sets=["webhook.podOptOut.enabled=true"])
+    if r:
+        for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+            osel = r.one(kind)["webhooks"][0]["objectSelector"]
+            T.check(f"guards-pod-opt-out: {kind} skips pods labelled hami.io/webhook=ignore",
+                    not selector_matches(osel, {"hami.io/webhook": "ignore"}) and
+                    selector_matches(osel, {"app": "a"}))
+
+    # The GPU-only matchConditions also pass guarded pods.
+    r = render("guards-gpu-only", sets=["webhook.matchConditions.enabled=true"], kube="1.30.0")
+    if r:
+        expr = r.one("MutatingWebhookConfiguration")["webhooks"][0]["matchConditions"][0][
+            "expression"]
+        annotated = pod([ctr("a", {"cpu": "1"})])
+        annotated["metadata"]["annotations"] = {"hami.io/vgpu-node": "n"}
+        other_ann = pod([ctr("a", {"cpu": "1"})])
+        other_ann["metadata"]["annotations"] = {"prometheus.io/scrape": "true"}
+        cases = [
+            ("CPU pod with NVIDIA_VISIBLE_DEVICES=all",
+             pod([ctr("a", {"cpu": "1"}, env=[{"name": "NVIDIA_VISIBLE_DEVICES",
+                                               "value": "all"}])]), True),
+            ("CPU pod with CUDA_DEVICE_MEMORY_LIMIT_0 in an init container",
+             pod([ctr("a")], [ctr("i", env=[{"name": "CUDA_DEVICE_MEMORY_LIMIT_0",
+                                             "value": "1g"}])]), True),
+            ("CPU pod with a guarded annotation", annotated, True),
+            ("CPU pod with other env", pod([ctr("a", env=[{"name": "PORT", "value": "80"}])]),
+             False),
+            ("CPU pod with other annotations", other_ann, False),
+            ("GPU pod", pod([ctr("a", {"nvidia.com/gpu": "1"})]), True),
+        ]
+        got = cel_eval(expr, [c[1] for c in cases])
+        if got is None:
+            T.cannot("CEL of the GPU-only matchCondition on guarded pods: no CEL evaluator")
+        else:
+            for (what, _, want), result in zip(cases, got):
+                T.check(f"guards-gpu-only: CEL on {what} is {str(want).lower()}",
+                        result is want, f"got {result!r}")
+    r = render("guards-gpu-only-env-off", sets=["webhook.matchConditions.enabled=true",
+                                                "config.guards.env.policy=off"], kube="1.30.0")
+    if r:
+        expr = r.one("MutatingWebhookConfiguration")["webhooks"][0]["matchConditions"][0][
+            "expression"]
+        T.check("guards-gpu-only-env-off: env names not in the expression",
+                "NVIDIA_VISIBLE_DEVICES" not in expr and "hami.io/vgpu-node" in expr)
+
+    # The full config: every guard key given.
+    r = render("guards-full-config", [ci_values("full-config")], kube="1.30.0")
+    if r:
+        wh = vwc_of(r)
+        T.equal("guards-full-config: UPDATE webhook failurePolicy and timeout",
+                wh and (wh["failurePolicy"], wh["timeoutSeconds"]), ("Fail", 3))
+        T.check("guards-full-config: UPDATE matchCondition tests the configured keys",
+                bool(wh) and 'k.startsWith("hami.io/vgpu-devices-")' in
+                wh["matchConditions"][0]["expression"])
+
+
 @checks
 def test_full_config(full_render):
     T.section("full-config (every key non-default)")
@@ -1130,7 +1368,8 @@ def test_full_config(full_render):
     r = full_render
     if not r:
         return
-    check_webhook(r, failure="Fail", timeout=5, extra_excluded=("monitoring",),
+    check_webhook(r, failure="Fail", timeout=5, extra_excluded=("monitoring", "hami-system"),
+                  pod_opt_out=True,
                   served_labels={"gpu.example/tenant": "a"})
     wh = r.one("MutatingWebhookConfiguration")["webhooks"][0]
     T.check("full-config: extra objectSelector expression applies",

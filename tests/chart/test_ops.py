@@ -62,6 +62,8 @@ def device(**changes):
 # match inside the value) lets through.  Each must be refused by
 # values.schema.json, naming the field.
 BAD_VALUES = {
+    "/properties/hami/properties/namespace": ({"hami": {"namespace": "Kube_system"}}, "namespace"),
+    "/properties/hami/properties/releaseName": ({"hami": {"releaseName": "-hami"}}, "releaseName"),
     "/properties/fullnameOverride": ({"fullnameOverride": "Bad_Name-x"}, "fullnameOverride"),
     "/properties/image/properties/digest": (
         {"image": {"digest": "x" + "sha256:" + "ab" * 32}}, "digest"),

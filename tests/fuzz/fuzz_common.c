@@ -62,6 +62,18 @@ const struct config *fuzz_config(unsigned selector)
 		configs[i].node_scheduler_policy = strdup("binpack");
 		configs[i].privileged_policy = POLICY_WARN;
 		configs[i].node_name_policy = POLICY_WARN;
+		/* the guards remove what they find */
+		configs[i].guards.annotation_policy = GUARD_STRIP;
+		configs[i].guards.env_policy = GUARD_STRIP;
+	}
+	if (i == 2) {
+		/* the guards warn, and one pattern matches everything */
+		const char *all = "*";
+
+		configs[i].guards.annotation_policy = GUARD_WARN;
+		configs[i].guards.env_policy = GUARD_WARN;
+		pattern_set_release(&configs[i].guards.keys);
+		FUZZ_ASSERT(pattern_set_init(&configs[i].guards.keys, &all, 1) == 0);
 	}
 	FUZZ_ASSERT(config_check(&configs[i], err, sizeof(err)) == 0);
 	ready[i] = 1;

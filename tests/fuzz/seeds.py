@@ -7,6 +7,7 @@ usage: seeds.py OUTDIR
   OUTDIR/quantity/ quantities from the fixtures and a fixed list
   OUTDIR/pick/     short JSON texts, valid and not
 """
+import copy
 import json
 import os
 import sys
@@ -47,6 +48,40 @@ def pod_quantities(pod):
                 yield from (v for v in m.values() if isinstance(v, str))
 
 
+def update_reviews(review):
+    """UPDATE reviews made from a CREATE: one that adds a guarded
+    annotation, one that removes it, and an ephemeralcontainers UPDATE
+    with a guarded env entry."""
+    req = review.get("request")
+    pod = req.get("object") if isinstance(req, dict) else None
+    if not isinstance(pod, dict) or not isinstance(pod.get("metadata"), dict):
+        return []
+    old = copy.deepcopy(pod)
+    new = copy.deepcopy(pod)
+    ann = new["metadata"].get("annotations")
+    new["metadata"]["annotations"] = dict(ann) if isinstance(ann, dict) else {}
+    new["metadata"]["annotations"]["hami.io/vgpu-node"] = "gpu-node-1"
+    out = []
+    for a, b, user in ((old, new, "alice"), (new, old, "alice"),
+                       (old, new, "system:serviceaccount:kube-system:"
+                                  "hami-scheduler")):
+        r = copy.deepcopy(review)
+        r["request"].update(operation="UPDATE", object=b, oldObject=a,
+                            userInfo={"username": user,
+                                      "groups": ["system:authenticated"]})
+        out.append(r)
+    if isinstance(new.get("spec"), dict):
+        eph = copy.deepcopy(old)
+        eph["spec"]["ephemeralContainers"] = [{
+            "name": "debugger", "image": "busybox",
+            "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]}]
+        r = copy.deepcopy(review)
+        r["request"].update(operation="UPDATE", object=eph, oldObject=old,
+                            subResource="ephemeralcontainers")
+        out.append(r)
+    return out
+
+
 def main():
     out = sys.argv[1]
     for sub in ("review", "policy", "quantity", "pick"):
@@ -65,6 +100,12 @@ def main():
             review = json.loads(raw)
         except ValueError:
             continue
+        if isinstance(review, dict) and \
+                (review.get("request") or {}).get("operation") == "CREATE":
+            for i, r in enumerate(update_reviews(review)):
+                with open(os.path.join(out, "review", "%s-update%d" % (name, i)),
+                          "w") as f:
+                    json.dump(r, f)
         pod = (review.get("request") or {}).get("object")
         if not isinstance(pod, dict):
             continue

@@ -869,6 +869,41 @@ def test_metrics(env):
         assert srv.stop() == 0
 
 
+def test_validate_and_guard_hits(env):
+    """POST /validate gives the decision of /mutate without a patch; the
+    guard hits are counted once per key or env entry, per action."""
+    env_denied = corpus.load_cases(["126-"])[0]
+    ann_denied = corpus.load_cases(["121-"])[0]
+    with Server(env.certs) as srv:
+        m0 = srv.metrics()
+        assert "# TYPE vgpu_webhook_guard_hits_total" in m0["#"]
+        for guard in ("annotations", "env"):
+            for action in ("denied", "stripped", "warned"):
+                key = ('vgpu_webhook_guard_hits_total{guard="%s",action="%s"}'
+                       % (guard, action))
+                assert m0[key] == 0, key
+        status, _, body = srv.post(good_review(), path="/validate")
+        assert status == 200
+        resp = json.loads(body)["response"]
+        assert resp["allowed"] is True
+        assert "patch" not in resp and "patchType" not in resp
+        for path in ("/mutate", "/validate?timeout=10s"):
+            status, _, body = srv.post(env_denied.review_bytes, path=path)
+            assert status == 200
+            assert corpus.check_answer(env_denied, body) == [], path
+        status, _, body = srv.post(ann_denied.review_bytes, path="/validate")
+        assert corpus.check_answer(ann_denied, body) == []
+        m1 = srv.metrics()
+        assert m1['vgpu_webhook_guard_hits_total{guard="env",action="denied"}'] == 6
+        assert m1['vgpu_webhook_guard_hits_total{guard="annotations",'
+                  'action="denied"}'] == 2
+        assert counters(m1) == {"patched": 0, "allowed": 1, "denied": 3,
+                                "error": 0}, counters(m1)
+        assert srv.request("GET", "/validate")[0] == 405
+        assert srv.plain_get("/validate", "POST")[0] == 404
+        assert srv.stop() == 0
+
+
 def masked(s):
     """What the log holds of a request value: control characters removed."""
     return "".join(ch for ch in s if not (ord(ch) < 0x20 or 0x7f <= ord(ch) < 0xa0))

@@ -193,6 +193,31 @@ static const struct bad_case bad_cases[] = {
 	  "\"resourceCountName\":\"m.io/gpu\",\"resourceMemoryName\":\"n.io/gpu\","
 	  "\"defaultGPUNum\":1,\"defaultMemory\":1,\"defaultCores\":0,\"tolerations\":[]}]}",
 	  "devices[1].resourceMemoryName: \"n.io/gpu\" is also devices[0].resourceCountName" },
+	/* guards (SPEC section 2.1) */
+	{ "{\"guards\":[]}", "guards: expected an object, got an array" },
+	{ "{\"guards\":{\"labels\":{}}}", "unknown key \"guards.labels\"" },
+	{ "{\"guards\":{\"env\":{\"policy\":\"allow\"}}}",
+	  "guards.env.policy: \"allow\" is not one of \"deny\", \"strip\", \"warn\", \"off\"" },
+	{ "{\"guards\":{\"env\":{\"names\":\"X\"}}}",
+	  "guards.env.names: expected an array, got a string" },
+	{ "{\"guards\":{\"env\":{\"names\":[\"\"]}}}",
+	  "guards.env.names[0]: expected a non-empty string" },
+	{ "{\"guards\":{\"env\":{\"allowedValues\":{\"X\":[1]}}}}",
+	  "guards.env.allowedValues[\"X\"][0]: expected a non-empty string, got a number" },
+	{ "{\"guards\":{\"env\":{\"extra\":1}}}",
+	  "unknown key \"guards.env.extra\"" },
+	{ "{\"guards\":{\"schedulerAnnotations\":{\"policy\":\"Deny\"}}}",
+	  "guards.schedulerAnnotations.policy: \"Deny\"" },
+	{ "{\"guards\":{\"schedulerAnnotations\":{\"keys\":[5]}}}",
+	  "guards.schedulerAnnotations.keys[0]: expected a non-empty string, got a number" },
+	{ "{\"guards\":{\"schedulerAnnotations\":{\"writers\":[\"a\",\"group:system:authenticated\"]}}}",
+	  "guards.schedulerAnnotations.writers[1]: \"group:system:authenticated\" holds every tenant" },
+	{ "{\"guards\":{\"schedulerAnnotations\":{\"writers\":[\"group:system:unauthenticated\"]}}}",
+	  "writers[0]: \"group:system:unauthenticated\" holds every tenant" },
+	{ "{\"guards\":{\"schedulerAnnotations\":{\"writers\":[\"group:system:serviceaccounts\"]}}}",
+	  "writers[0]: \"group:system:serviceaccounts\" holds every tenant" },
+	{ "{\"guards\":{\"schedulerAnnotations\":{\"writers\":[\"group:\"]}}}",
+	  "writers[0]: \"group:\" names no group" },
 };
 
 static void test_config__refusals(void **state)
@@ -210,6 +235,54 @@ static void test_config__refusals(void **state)
 				 err);
 		config_release(&cfg);
 	}
+}
+
+/* The built-in guards, and a file level that replaces only what it gives. */
+static void test_config__guards(void **state)
+{
+	struct config cfg;
+	const struct guards *g = &cfg.guards;
+	json_t *groups = json_pack("[s]", "ops");
+	char err[512];
+
+	(void)state;
+	assert_int_equal(config_init(&cfg), 0);
+	assert_int_equal(g->annotation_policy, GUARD_DENY);
+	assert_int_equal(g->env_policy, GUARD_DENY);
+	assert_int_equal(g->keys.n, 6);
+	assert_int_equal(g->names.n, 11);
+	assert_true(pattern_set_findn(&g->keys, "hami.io/vgpu-devices-allocated",
+				      30) >= 0);
+	assert_true(guardcfg_allowed(g, "NVIDIA_VISIBLE_DEVICES", 22, "void", 4));
+	assert_false(guardcfg_allowed(g, "NVIDIA_VISIBLE_DEVICES", 22, "all", 3));
+	assert_true(guardcfg_is_writer(g,
+		"system:serviceaccount:kube-system:hami-scheduler", NULL));
+	assert_false(guardcfg_is_writer(g, "alice", groups));
+	config_release(&cfg);
+
+	assert_int_equal(load(&cfg,
+		"{\"guards\":{\"env\":{\"policy\":\"warn\"},"
+		"\"schedulerAnnotations\":{\"writers\":[\"bob\",\"group:ops\"],"
+		"\"policy\":null}}}", err, sizeof(err)), 0);
+	assert_int_equal(g->env_policy, GUARD_WARN);
+	assert_int_equal(g->names.n, 11); /* kept */
+	assert_int_equal(g->annotation_policy, GUARD_DENY);
+	assert_true(guardcfg_is_writer(g, "bob", NULL));
+	assert_true(guardcfg_is_writer(g, "alice", groups));
+	assert_false(guardcfg_is_writer(g,
+		"system:serviceaccount:kube-system:hami-scheduler", NULL));
+	assert_int_equal(g->given, GUARD_GIVEN_ENV_POLICY | GUARD_GIVEN_WRITERS);
+	config_release(&cfg);
+
+	/* a list replaces the built-in one whole */
+	assert_int_equal(load(&cfg,
+		"{\"guards\":{\"env\":{\"names\":[\"X_*\"],"
+		"\"allowedValues\":{\"X_*\":[\"ok\"]}}}}", err, sizeof(err)), 0);
+	assert_int_equal(g->names.n, 1);
+	assert_true(guardcfg_allowed(g, "X_1", 3, "ok", 2));
+	assert_false(guardcfg_allowed(g, "NVIDIA_VISIBLE_DEVICES", 22, "none", 4));
+	config_release(&cfg);
+	json_decref(groups);
 }
 
 static void test_config__null_is_absent(void **state)
@@ -320,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_config__defaults),
 		cmocka_unit_test(test_config__every_key),
 		cmocka_unit_test(test_config__refusals),
+		cmocka_unit_test(test_config__guards),
 		cmocka_unit_test(test_config__null_is_absent),
 		cmocka_unit_test(test_config__unreadable_file),
 		cmocka_unit_test(test_config__flags),

@@ -83,7 +83,7 @@ static void json_free(void *p)
 	"\"containers\":[{\"name\":\"cuda\",\"image\":\"cuda\",\"resources\":{"  \
 	"\"limits\":{\"nvidia.com/gpu\":\"1\"},\"requests\":{"                   \
 	"\"nvidia.com/gpu\":\"1\"}}},{\"name\":\"side\",\"image\":\"b\","        \
-	"\"resources\":{},\"env\":[{\"name\":\"CUDA_TASK_PRIORITY\","            \
+	"\"resources\":{},\"env\":[{\"name\":\"OMP_NUM_THREADS\","               \
 	"\"value\":\"0\"}]}],\"schedulerName\":\"default-scheduler\","           \
 	"\"tolerations\":[{\"key\":\"node.kubernetes.io/not-ready\","            \
 	"\"operator\":\"Exists\",\"effect\":\"NoExecute\","                      \
@@ -203,10 +203,11 @@ static void test_review__allowed_unchanged(void **state)
 		"\"request\":{\"uid\":\"u\",\"kind\":{\"group\":\"x.io\","
 		"\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\","
 		"\"object\":" GPU_POD "}}",
-		/* UPDATE */
+		/* UPDATE that changes no guarded annotation */
 		"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
 		"\"request\":{\"uid\":\"u\",\"kind\":{\"group\":\"\",\"version\":\"v1\","
-		"\"kind\":\"Pod\"},\"operation\":\"UPDATE\",\"object\":" GPU_POD "}}",
+		"\"kind\":\"Pod\"},\"operation\":\"UPDATE\",\"object\":" GPU_POD
+		",\"oldObject\":" GPU_POD "}}",
 		/* a subresource */
 		"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
 		"\"request\":{\"uid\":\"u\",\"kind\":{\"group\":\"\",\"version\":\"v1\","

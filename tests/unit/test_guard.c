@@ -1,0 +1,242 @@
+/*
+ * test_guard.c - the guards' mechanics: UPDATE comparisons with writers by
+ * user and group, null as absent, hit counting, the order of removals and
+ * of the denial message, user names with a NUL byte.  The fixture corpus
+ * covers the rules case by case.
+ */
+#include "policy.h"
+#include "review.h"
+
+#define TEST_GROUP_CONFIG
+#include "test.h"
+
+#define SCHED "system:serviceaccount:kube-system:hami-scheduler"
+
+/* A pod with the annotations ann (JSON object text) and one container. */
+#define POD(ann, env)                                                        \
+	"{\"metadata\":{\"annotations\":" ann "},\"spec\":{\"containers\":"  \
+	"[{\"name\":\"c\",\"env\":" env "}]}}"
+
+/* Decides an UPDATE of old into new by username and groups (JSON text). */
+static void update(const char *old, const char *new, const char *user,
+		   const char *groups, struct policy_decision *d)
+{
+	json_t *o = test_json(old), *n = test_json(new);
+	json_t *g = groups ? test_json(groups) : NULL;
+	struct policy_requester who = { user, g };
+
+	assert_int_equal(policy_decision_init(d), 0);
+	assert_int_equal(policy_decide_request(&cfg, POLICY_UPDATE, n, o, &who,
+					       d), 0);
+	assert_int_equal(patch_count(&d->patch), 0); /* never a patch */
+	json_decref(o);
+	json_decref(n);
+	json_decref(g);
+}
+
+static void test_guard__update_writers(void **state)
+{
+	const char *old = POD("{\"a\":\"1\"}", "[]");
+	const char *added = POD("{\"a\":\"1\",\"hami.io/vgpu-node\":\"n\"}", "[]");
+	struct policy_decision d;
+
+	(void)state;
+	update(old, added, "alice", "[\"system:authenticated\"]", &d);
+	assert_int_equal(d.code, 403);
+	assert_string_equal(d.message,
+		"annotation \"hami.io/vgpu-node\" is written by the scheduler and cannot be changed by \"alice\"");
+	assert_int_equal(d.hits.count[GUARD_ANNOTATIONS][GUARD_DENIED], 1);
+	policy_decision_release(&d);
+
+	update(old, added, SCHED, NULL, &d);
+	assert_int_equal(d.code, 0);
+	assert_int_equal(d.hits.count[GUARD_ANNOTATIONS][GUARD_DENIED], 0);
+	policy_decision_release(&d);
+
+	/* removed by the scheduler, changed by the device plugin */
+	update(added, old, SCHED, NULL, &d);
+	assert_int_equal(d.code, 0);
+	policy_decision_release(&d);
+	update(added, POD("{\"a\":\"1\",\"hami.io/vgpu-node\":\"m\"}", "[]"),
+	       "system:serviceaccount:kube-system:hami-device-plugin", NULL, &d);
+	assert_int_equal(d.code, 0);
+	policy_decision_release(&d);
+
+	/* a prefix of a writer's name is not the writer */
+	update(old, added, "system:serviceaccount:kube-system:hami", NULL, &d);
+	assert_int_equal(d.code, 403);
+	policy_decision_release(&d);
+}
+
+static void test_guard__update_groups(void **state)
+{
+	struct config saved = cfg;
+	json_t *writers = json_pack("[s]", "group:hami-operators");
+	const char *old = POD("{}", "[]");
+	const char *added = POD("{\"hami.io/bind-phase\":\"x\"}", "[]");
+	struct policy_decision d;
+
+	(void)state;
+	cfg.guards.writers = writers;
+	update(old, added, "bob", "[\"dev\",\"hami-operators\"]", &d);
+	assert_int_equal(d.code, 0);
+	policy_decision_release(&d);
+	update(old, added, "bob", "[\"hami-operators-x\"]", &d);
+	assert_int_equal(d.code, 403);
+	policy_decision_release(&d);
+	/* a user named like the group is not in it */
+	update(old, added, "group:hami-operators", NULL, &d);
+	assert_int_equal(d.code, 403);
+	policy_decision_release(&d);
+	/* groups that are not strings are skipped */
+	update(old, added, "bob", "[1,null,\"hami-operators\"]", &d);
+	assert_int_equal(d.code, 0);
+	policy_decision_release(&d);
+	cfg = saved;
+	json_decref(writers);
+}
+
+static void test_guard__update_compares(void **state)
+{
+	struct policy_decision d;
+
+	(void)state;
+	/* only another annotation changed */
+	update(POD("{\"hami.io/vgpu-node\":\"n\",\"team\":\"a\"}", "[]"),
+	       POD("{\"hami.io/vgpu-node\":\"n\",\"team\":\"b\"}", "[]"),
+	       "alice", NULL, &d);
+	assert_int_equal(d.code, 0);
+	policy_decision_release(&d);
+	/* null counts as absent on both sides */
+	update(POD("{\"hami.io/vgpu-node\":null}", "[]"), POD("{}", "[]"),
+	       "alice", NULL, &d);
+	assert_int_equal(d.code, 0);
+	policy_decision_release(&d);
+	update(POD("{}", "[]"), POD("{\"hami.io/vgpu-node\":null}", "[]"),
+	       "alice", NULL, &d);
+	assert_int_equal(d.code, 0);
+	policy_decision_release(&d);
+	/* every key, in byte order, added, changed and removed at once */
+	update(POD("{\"hami.io/vgpu-time\":\"1\",\"hami.io/bind-time\":\"2\"}",
+		   "[]"),
+	       POD("{\"hami.io/vgpu-node\":\"n\",\"hami.io/bind-time\":\"3\"}",
+		   "[]"),
+	       "", NULL, &d);
+	assert_int_equal(d.code, 403);
+	assert_string_equal(d.message,
+		"annotation \"hami.io/bind-time\" is written by the scheduler and cannot be changed by \"\"; "
+		"annotation \"hami.io/vgpu-node\" is written by the scheduler and cannot be changed by \"\"; "
+		"annotation \"hami.io/vgpu-time\" is written by the scheduler and cannot be changed by \"\"");
+	assert_int_equal(d.hits.count[GUARD_ANNOTATIONS][GUARD_DENIED], 3);
+	policy_decision_release(&d);
+	/* a wrong type in oldObject is named as such */
+	update(POD("{\"hami.io/vgpu-node\":5}", "[]"), POD("{}", "[]"), "alice",
+	       NULL, &d);
+	assert_int_equal(d.code, 400);
+	assert_string_equal(d.message,
+		"oldObject.metadata.annotations[\"hami.io/vgpu-node\"]: expected a string, got a number");
+	policy_decision_release(&d);
+}
+
+/* Decides a CREATE of text under cfg. */
+static json_t *create(const char *text, struct policy_decision *d)
+{
+	json_t *pod = test_json(text);
+
+	assert_int_equal(policy_decision_init(d), 0);
+	assert_int_equal(policy_decide(&cfg, pod, d), 0);
+	return pod;
+}
+
+static void test_guard__create_message_and_hits(void **state)
+{
+	struct policy_decision d;
+	json_t *pod;
+
+	(void)state;
+	/* annotations first, then env by container and index; an error in
+	 * the pod (16Gi) is replaced by the guard's 403 */
+	pod = create("{\"metadata\":{\"annotations\":{\"hami.io/z-allocated\":\"\","
+		     "\"hami.io/a-allocated\":\"x\"}},\"spec\":{\"initContainers\":"
+		     "[{\"name\":\"i\",\"env\":[{\"name\":\"CUDA_OVERSUBSCRIBE\"}]}],"
+		     "\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
+		     "{\"nvidia.com/gpumem\":\"16Gi\"}},\"env\":["
+		     "{\"name\":\"NVIDIA_VISIBLE_DEVICES\",\"valueFrom\":{}},"
+		     "{\"name\":\"NVIDIA_VISIBLE_DEVICES\",\"value\":\"none\"},"
+		     "{\"name\":\"CUDA_DEVICE_SM_LIMIT_3\",\"value\":\"9\"}]}]}}",
+		     &d);
+	assert_int_equal(d.code, 403);
+	assert_string_equal(d.message,
+		"annotation \"hami.io/a-allocated\" is written by the scheduler and cannot be set; "
+		"annotation \"hami.io/z-allocated\" is written by the scheduler and cannot be set; "
+		"container \"i\": env CUDA_OVERSUBSCRIBE=\"\" cannot be set; "
+		"container \"c\": env NVIDIA_VISIBLE_DEVICES (valueFrom) cannot be set (allowed: \"none\", \"void\"); "
+		"container \"c\": env CUDA_DEVICE_SM_LIMIT_3=\"9\" cannot be set");
+	assert_int_equal(d.hits.count[GUARD_ANNOTATIONS][GUARD_DENIED], 2);
+	assert_int_equal(d.hits.count[GUARD_ENV][GUARD_DENIED], 3);
+	assert_int_equal(json_array_size(d.warnings), 0);
+	policy_decision_release(&d);
+	json_decref(pod);
+}
+
+static void test_guard__strip_and_warn_counts(void **state)
+{
+	struct config saved = cfg;
+	struct policy_decision d;
+	json_t *pod;
+
+	(void)state;
+	cfg.guards.annotation_policy = GUARD_WARN;
+	cfg.guards.env_policy = GUARD_STRIP;
+	pod = create(POD("{\"hami.io/vgpu-node\":\"n\"}",
+			 "[{\"name\":\"CUDA_DISABLE_CONTROL\",\"value\":\"1\"},"
+			 "{\"name\":\"X\",\"value\":\"1\"},"
+			 "{\"name\":\"CUDA_DISABLE_CONTROL\",\"value\":\"2\"}]"),
+		     &d);
+	assert_int_equal(d.code, 0);
+	assert_int_equal(d.hits.count[GUARD_ANNOTATIONS][GUARD_WARNED], 1);
+	assert_int_equal(d.hits.count[GUARD_ENV][GUARD_STRIPPED], 2);
+	assert_int_equal(patch_count(&d.patch), 2);
+	assert_string_equal(json_string_value(json_object_get(
+		json_array_get(d.patch.ops, 0), "path")), "/spec/containers/0/env/2");
+	assert_string_equal(json_string_value(json_object_get(
+		json_array_get(d.patch.ops, 1), "path")), "/spec/containers/0/env/0");
+	assert_int_equal(json_array_size(d.warnings), 3);
+	policy_decision_release(&d);
+	json_decref(pod);
+	cfg = saved;
+}
+
+/* A user name holding a NUL byte is nobody's, not a writer's prefix. */
+static void test_guard__username_with_nul(void **state)
+{
+	static const char body[] =
+		"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+		"\"request\":{\"uid\":\"u\",\"kind\":{\"group\":\"\",\"version\":\"v1\","
+		"\"kind\":\"Pod\"},\"operation\":\"UPDATE\",\"userInfo\":{\"username\":"
+		"\"" SCHED "\\u0000x\"},\"object\":{\"metadata\":{\"annotations\":"
+		"{\"hami.io/vgpu-node\":\"n\"}}},\"oldObject\":{\"metadata\":{}}}}";
+	struct review_answer ans;
+
+	(void)state;
+	review_answer_init(&ans);
+	assert_int_equal(review_handlen(&cfg, body, sizeof(body) - 1, &ans), 0);
+	assert_int_equal(ans.outcome, REVIEW_DENIED);
+	assert_non_null(strstr(ans.body, "cannot be changed by \\\"\\\""));
+	review_answer_release(&ans);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_guard__update_writers),
+		cmocka_unit_test(test_guard__update_groups),
+		cmocka_unit_test(test_guard__update_compares),
+		cmocka_unit_test(test_guard__create_message_and_hits),
+		cmocka_unit_test(test_guard__strip_and_warn_counts),
+		cmocka_unit_test(test_guard__username_with_nul),
+	};
+
+	return cmocka_run_group_tests_name("guard", tests, test_config_setup,
+					   test_config_teardown);
+}

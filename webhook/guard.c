@@ -1,0 +1,278 @@
+/*
+ * guard.c - the annotation and env guards (guard.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "guard.h"
+#include "text.h"
+
+/* Values quoted in a message are cut to this many characters. */
+#define QUOTE_CHARS 64
+
+const char *guard_kind_name(enum guard_kind kind)
+{
+	return kind == GUARD_ANNOTATIONS ? "annotations" : "env";
+}
+
+const char *guard_action_name(enum guard_action action)
+{
+	switch (action) {
+	case GUARD_DENIED:
+		return "denied";
+	case GUARD_STRIPPED:
+		return "stripped";
+	default:
+		return "warned";
+	}
+}
+
+/* s[0..len) for a message: control characters removed, cut short. */
+static const char *quote(char out[POD_LINE_SIZE], const char *s, size_t len)
+{
+	text_mask_cutn(out, POD_LINE_SIZE, s, len, QUOTE_CHARS);
+	return out;
+}
+
+/* One annotation key: where it is in the pod's map. */
+struct key {
+	const char *s;
+	size_t len;
+};
+
+static int key_cmp(const void *a, const void *b)
+{
+	const struct key *x = a, *y = b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c = memcmp(x->s, y->s, n);
+
+	return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* Whether the string values a and b (NULL or null: absent) differ. */
+static bool differ(const json_t *a, const json_t *b)
+{
+	if (json_is_null(a))
+		a = NULL;
+	if (json_is_null(b))
+		b = NULL;
+	if (!a || !b)
+		return a != b;
+	return json_string_length(a) != json_string_length(b) ||
+	       memcmp(json_string_value(a), json_string_value(b),
+		      json_string_length(a));
+}
+
+/*
+ * Collects the guarded keys of map into keys (n of them), plus, when old
+ * is given, those of old not in map.  On an UPDATE a key counts only when
+ * its value differs between the two.
+ */
+static void collect_keys(const struct pattern_set *set, const json_t *map,
+			 const json_t *old, bool update, struct key *keys,
+			 size_t *n)
+{
+	const char *k;
+	size_t klen;
+	json_t *v;
+
+	json_object_keylen_foreach((json_t *)map, k, klen, v) {
+		if (json_is_null(v) || pattern_set_findn(set, k, klen) < 0)
+			continue;
+		if (update && !differ(v, json_object_getn(old, k, klen)))
+			continue;
+		keys[(*n)++] = (struct key){ k, klen };
+	}
+	if (!update)
+		return;
+	/* Removed: in old, absent (or null) in map. */
+	json_object_keylen_foreach((json_t *)old, k, klen, v) {
+		const json_t *now = json_object_getn(map, k, klen);
+
+		if (!json_is_null(v) && (!now || json_is_null(now)) &&
+		    pattern_set_findn(set, k, klen) >= 0)
+			keys[(*n)++] = (struct key){ k, klen };
+	}
+}
+
+void guard_annotations(struct guard_run *run, const struct pod *old,
+		       const char *username, const json_t *groups)
+{
+	const struct guards *g = run->g;
+	const json_t *map = run->pod->annotations;
+	const json_t *old_map = old ? old->annotations : NULL;
+	struct key *keys;
+	size_t n = 0, i, cap;
+	char who[POD_LINE_SIZE];
+
+	if (g->annotation_policy == GUARD_OFF || !g->keys.n ||
+	    (!json_object_size(map) && !json_object_size(old_map)))
+		return;
+	cap = json_object_size(map) + json_object_size(old_map);
+	keys = malloc(cap * sizeof(*keys));
+	if (!keys) {
+		run->oom = true;
+		return;
+	}
+	collect_keys(&g->keys, map, old_map, run->update, keys, &n);
+	if (n && run->update && guardcfg_is_writer(g, username, groups))
+		n = 0;
+	qsort(keys, n, sizeof(*keys), key_cmp);
+	quote(who, username, strlen(username));
+	for (i = 0; i < n; i++) {
+		char k[POD_LINE_SIZE], line[POD_LINE_SIZE * 2 + 96];
+		bool nul = strlen(keys[i].s) != keys[i].len;
+		enum guard_policy policy = g->annotation_policy;
+
+		quote(k, keys[i].s, keys[i].len);
+		if (run->update)
+			snprintf(line, sizeof(line),
+				 "annotation \"%s\" is written by the scheduler and cannot be changed by \"%s\"",
+				 k, who);
+		else
+			snprintf(line, sizeof(line),
+				 "annotation \"%s\" is written by the scheduler and cannot be set",
+				 k);
+		/* A patch cannot name a key holding a NUL byte: deny it. */
+		if (policy == GUARD_STRIP && (run->update || nul))
+			policy = GUARD_DENY;
+		if (policy == GUARD_DENY) {
+			buf_addf(&run->deny, "%s%s", run->deny.len ? "; " : "",
+				 line);
+			run->hits->count[GUARD_ANNOTATIONS][GUARD_DENIED]++;
+		} else if (policy == GUARD_STRIP) {
+			if (!run->pod->strip_keys &&
+			    !(run->pod->strip_keys = json_array()))
+				run->oom = true;
+			else if (json_array_append_new(run->pod->strip_keys,
+					json_stringn(keys[i].s, keys[i].len)))
+				run->oom = true;
+			pod_warnf(run->warnings, &run->oom,
+				  "removed annotation \"%s\": it is written by the scheduler",
+				  k);
+			run->hits->count[GUARD_ANNOTATIONS][GUARD_STRIPPED]++;
+		} else {
+			pod_warnf(run->warnings, &run->oom, "%s (policy warn)",
+				  line);
+			run->hits->count[GUARD_ANNOTATIONS][GUARD_WARNED]++;
+		}
+	}
+	free(keys);
+}
+
+/* Appends to b the allowed values of the env name, as `"a", "b"`. */
+static void allowed_list(const struct guards *g, const char *name,
+			 struct buf *b)
+{
+	size_t i, j;
+	json_t *v;
+
+	for (i = 0; i < g->allowed_names.n; i++) {
+		const struct pattern *p = &g->allowed_names.items[i];
+
+		if (!pattern_matchn(p, name, strlen(name)))
+			continue;
+		json_array_foreach(json_object_get(g->allowed, p->text), j, v) {
+			char q[POD_LINE_SIZE];
+
+			buf_addf(b, "%s\"%s\"", b->len ? ", " : "",
+				 quote(q, json_string_value(v),
+				       json_string_length(v)));
+		}
+	}
+}
+
+/* Records that entry index of c is removed (indexes come ascending). */
+static void strip_entry(struct guard_run *run, struct pod_container *c,
+			size_t index)
+{
+	size_t *more = realloc(c->strip, (c->nstrip + 1) * sizeof(*more));
+
+	if (!more) {
+		run->oom = true;
+		return;
+	}
+	c->strip = more;
+	c->strip[c->nstrip++] = index;
+}
+
+/* One guarded entry of c that is not allowed: its action. */
+static void env_hit(struct guard_run *run, struct pod_container *c,
+		    size_t index, const char *name, const char *value,
+		    size_t value_len, bool from)
+{
+	struct buf allowed = BUF_INIT;
+	char n[POD_LINE_SIZE], v[POD_LINE_SIZE], line[POD_LINE_SIZE * 4 + 64];
+	enum guard_policy policy = run->g->env_policy;
+
+	allowed_list(run->g, name, &allowed);
+	quote(n, name, strlen(name));
+	if (from)
+		snprintf(v, sizeof(v), " (valueFrom)");
+	else
+		quote(v, value, value_len);
+	snprintf(line, sizeof(line), "container \"%s\": env %s%s%s%s cannot be set%s%.*s%s",
+		 c->label, n, from ? "" : "=\"", v, from ? "" : "\"",
+		 allowed.len ? " (allowed: " : "", (int)(allowed.len ? 200 : 0),
+		 allowed.len ? buf_str(&allowed) : "",
+		 allowed.len ? ")" : "");
+	buf_release(&allowed);
+	if (policy == GUARD_STRIP && run->update)
+		policy = GUARD_DENY;
+	if (policy == GUARD_DENY) {
+		buf_addf(&run->deny, "%s%s", run->deny.len ? "; " : "", line);
+		run->hits->count[GUARD_ENV][GUARD_DENIED]++;
+	} else if (policy == GUARD_STRIP) {
+		strip_entry(run, c, index);
+		pod_warnf(run->warnings, &run->oom,
+			  "container \"%s\": removed env %s%s%s%s", c->label, n,
+			  from ? "" : "=\"", v, from ? "" : "\"");
+		run->hits->count[GUARD_ENV][GUARD_STRIPPED]++;
+	} else {
+		pod_warnf(run->warnings, &run->oom, "%s (policy warn)", line);
+		run->hits->count[GUARD_ENV][GUARD_WARNED]++;
+	}
+}
+
+void guard_env(struct guard_run *run, guard_written_fn *written,
+	       const void *ctx)
+{
+	const struct guards *g = run->g;
+	size_t i, j;
+
+	if (g->env_policy == GUARD_OFF || !g->names.n)
+		return;
+	for (i = 0; i < run->pod->ncontainers; i++) {
+		struct pod_container *c = &run->pod->containers[i];
+		json_t *e;
+
+		json_array_foreach(c->env, j, e) {
+			json_t *jname = json_object_get(e, "name");
+			const char *name = json_string_value(jname);
+			const json_t *value, *from;
+			const char *text;
+			size_t len;
+
+			/* Most names stop here, before any other lookup. */
+			if (!name || pattern_set_findn(&g->names, name,
+					json_string_length(jname)) < 0)
+				continue;
+			value = json_object_get(e, "value");
+			from = json_object_get(e, "valueFrom");
+			if (from && json_is_null(from))
+				from = NULL;
+			if (!value || json_is_null(value))
+				value = NULL;
+			/* Neither value nor valueFrom: the value "". */
+			text = value ? json_string_value(value) : "";
+			len = value ? json_string_length(value) : 0;
+			if (!from && guardcfg_allowed(g, name,
+						      json_string_length(jname),
+						      text, len))
+				continue;
+			if (written && written(ctx, c, name))
+				continue;
+			env_hit(run, c, j, name, text, len, from != NULL);
+		}
+	}
+}

@@ -1,0 +1,71 @@
+/*
+ * guard.h - the guards of behaviour §4.2: scheduler annotations a
+ * tenant may not write, and env names the GPU runtime reads.
+ *
+ * A guard run looks at a pod view that pod_read_part() filled and adds,
+ * per violation, one of: a line to the denial message, an entry to remove
+ * (the view's strip lists, written later by mutate.h), or a warning.  It
+ * decides nothing else.  A pod without annotations or env costs a couple
+ * of tests: patterns are matched only against keys and names present.
+ */
+#ifndef GUARD_H
+#define GUARD_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "buf.h"
+#include "guardcfg.h"
+#include "pod.h"
+
+enum guard_kind { GUARD_ANNOTATIONS, GUARD_ENV, GUARD_NKINDS };
+enum guard_action { GUARD_DENIED, GUARD_STRIPPED, GUARD_WARNED,
+		    GUARD_NACTIONS };
+
+/* Hits by guard and action: the metric vgpu_webhook_guard_hits_total. */
+struct guard_hits {
+	unsigned count[GUARD_NKINDS][GUARD_NACTIONS];
+};
+
+/* "annotations" or "env"; "denied", "stripped" or "warned". */
+const char *guard_kind_name(enum guard_kind kind);
+const char *guard_action_name(enum guard_action action);
+
+/*
+ * Whether the webhook itself writes the env name in container c
+ * (behaviour §3.5 or §3.6); such an entry is no violation.
+ */
+typedef bool guard_written_fn(const void *ctx, const struct pod_container *c,
+			      const char *name);
+
+/* The state of one guard run over one request. */
+struct guard_run {
+	const struct guards *g;
+	struct pod *pod;      /* strip lists are set here */
+	bool update;          /* an UPDATE: strip denies, nothing is patched */
+	struct buf deny;      /* violations that deny, joined by "; " */
+	json_t *warnings;     /* borrowed: strip and warn lines go here */
+	struct guard_hits *hits; /* borrowed; counted into */
+	bool oom;
+};
+
+/*
+ * The annotation guard on a CREATE: every guarded key present counts.
+ * On an UPDATE (run->update): every guarded key added, changed or removed
+ * against old (the view of oldObject, metadata only) counts, unless the
+ * requester (username, groups: an array of strings or NULL) is a writer.
+ */
+void guard_annotations(struct guard_run *run, const struct pod *old,
+		       const char *username, const json_t *groups);
+
+/*
+ * The env guard over every container of the view, in order: an entry
+ * whose name is guarded counts unless its plain value is allowed or
+ * written(ctx, c, name) says the webhook writes it (written may be NULL:
+ * the webhook writes nothing).
+ */
+void guard_env(struct guard_run *run, guard_written_fn *written,
+	       const void *ctx);
+
+#endif /* GUARD_H */
