@@ -10,7 +10,7 @@ FROM debian:12 AS build
 RUN apt-get update \
 	&& DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
 		build-essential pkg-config libmicrohttpd-dev libgnutls28-dev \
-		libjansson-dev libssl-dev \
+		libjansson-dev libssl-dev libyaml-dev \
 	&& rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Makefile ./
@@ -23,7 +23,7 @@ RUN make build \
 FROM debian:12-slim
 RUN apt-get update \
 	&& DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-		libmicrohttpd12 libjansson4 libssl3 libgnutls30 \
+		libmicrohttpd12 libjansson4 libssl3 libgnutls30 libyaml-0-2 \
 	&& rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/vgpu-webhook /usr/local/bin/vgpu-webhook
 USER 65532:65532

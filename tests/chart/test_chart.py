@@ -1549,12 +1549,13 @@ def test_dockerfile():
     b_runs = " ".join(a for i, a in b_ins if i == "RUN")
     T.check("Dockerfile: build stage installs the -dev packages",
             {"build-essential", "pkg-config", "libmicrohttpd-dev", "libgnutls28-dev",
-             "libjansson-dev", "libssl-dev"} <= apt_packages(b_runs), apt_packages(b_runs))
+             "libjansson-dev", "libssl-dev", "libyaml-dev"} <= apt_packages(b_runs),
+            apt_packages(b_runs))
     T.check("Dockerfile: build stage runs make build", re.search(r"\bmake build\b", b_runs))
     r_runs = " ".join(a for i, a in r_ins if i == "RUN")
     runtime = apt_packages(r_runs)
     T.equal("Dockerfile: run stage installs only the runtime libraries", runtime,
-            {"libmicrohttpd12", "libjansson4", "libssl3", "libgnutls30"})
+            {"libmicrohttpd12", "libjansson4", "libssl3", "libgnutls30", "libyaml-0-2"})
     T.check("Dockerfile: apt lists removed in both stages",
             "rm -rf /var/lib/apt/lists/*" in b_runs and "rm -rf /var/lib/apt/lists/*" in r_runs)
     last = {}
