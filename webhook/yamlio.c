@@ -286,7 +286,7 @@ int yamlio_plain_safe(const char *s, size_t n)
 	for (i = 0; i < n; i++) {
 		c = s[i];
 		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || strchr("_./-=+@,()", c))
+		    (c >= '0' && c <= '9') || (c && strchr("_./-=+@,()", c)))
 			continue;
 		if (c == ':' && i + 1 < n && s[i + 1] != ' ')
 			continue;
@@ -467,8 +467,15 @@ static json_t *key_string(struct reader *r, json_t *key,
 {
 	char tmp[40];
 
-	if (json_is_string(key))
+	if (json_is_string(key)) {
+		/* jansson looks keys up as C strings, as JSON decoders do. */
+		if (memchr(json_string_value(key), '\0',
+			   json_string_length(key))) {
+			fail(r, mark, "a mapping key holds a NUL character");
+			return NULL;
+		}
 		return json_incref(key);
+	}
 	if (json_is_integer(key))
 		snprintf(tmp, sizeof(tmp), "%lld",
 			 (long long)json_integer_value(key));
