@@ -212,7 +212,14 @@ static int resolve_plain(const char *s, size_t n, struct scalar *out)
 
 	memset(out, 0, sizeof(*out));
 	out->kind = S_STRING;
-	if (!n || in_words(null_words, NWORDS(null_words), s, n)) {
+	if (!n) {
+		out->kind = S_NULL;
+		return 0;
+	}
+	/* The words are at most 6 bytes and start with one of these. */
+	if (n > 6 || !strchr("yYnNtTfFoO~.+-", c))
+		goto not_a_word;
+	if (in_words(null_words, NWORDS(null_words), s, n)) {
 		out->kind = S_NULL;
 		return 0;
 	}
@@ -226,6 +233,7 @@ static int resolve_plain(const char *s, size_t n, struct scalar *out)
 		out->kind = S_NONFINITE;
 		return 0;
 	}
+not_a_word:
 	if (c == '.') {
 		if (yaml_style_float(s, n) && !parse_real(s, n, &out->r))
 			out->kind = S_REAL;
@@ -364,7 +372,8 @@ static void go_format_real(char out[40], double d)
 
 	snprintf(e, sizeof(e), "%.*e", p - 1, d);
 	exp = atoi(strchr(e, 'e') + 1);
-	if (exp < -4 || exp >= 21 || (exp >= p && exp >= 21))
+	/* Go: %e when the exponent is below -4 or at least 6 (shortest). */
+	if (exp < -4 || exp >= 6)
 		snprintf(out, 40, "%s", e);
 	else
 		snprintf(out, 40, "%.*f", p - 1 - exp > 0 ? p - 1 - exp : 0,

@@ -348,7 +348,16 @@ data:
   merge: {<<: [{a: 1}, {b: 2}], c: 3}
   1: int key
   2.5: real key
+  1e6: real key 2
+  0.00001: real key 3
+  100.0: real key 4
+  1234567.0: real key 5
   list: [a, 'b', "c", 1.0, -0, +7]
+  edges: [0x, +0x1, -0x1F, 0X1F, 0B11, 0b2, -0b101, 0o, 00, "+", -, 1__0, _1,
+          1., +.5, .5., 1e, 1e+3, 1.5E3, 1_000.5, 9223372036854775807,
+          -9223372036854775808, 1e400, .5e400, ._5,
+          .Inf_, nulL, nO, oN, Off, tRUE, yES, -.5, +1_0, 0_x1, 12:30:45,
+          2001-12-14t21:59:43.10-05:00, 1.0.0, v1, =, <<a]
 """
 
 
@@ -362,6 +371,13 @@ def test_yaml_scalars_read_as_go_yaml_reads_them():
         assert quoted in text, quoted
     rc2, out2, _ = run(["default", "-"], out)
     assert (rc2, out2) == (0, out)
+
+
+def test_integer_beyond_int64_becomes_a_real():
+    # go-yaml keeps a uint64; JSON numbers go through jansson here, which
+    # has none (README, "What survives").
+    rc, out, err = run(["default", "-"], b"a: 9223372036854775808\n")
+    assert rc == 0 and out == b"a: 9.223372036854776e+18\n", (out, err)
 
 
 def test_strings_needing_quotes_survive():
