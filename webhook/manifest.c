@@ -45,6 +45,8 @@ struct run {
 	const struct config *cfg;
 	const struct manifest_options *opt;
 	struct buf *msgs;
+	struct buf *out;   /* YAML: the documents written so far */
+	size_t written;    /* how many */
 	bool denied, input_error, changed;
 };
 
@@ -219,10 +221,11 @@ static void default_object(struct run *r, json_t *obj, size_t doc,
 	}
 	if (!tpl)
 		goto out_ans;
-	if (tpl == obj)
-		(void)review_pod_apply(r->cfg, obj, &ans);
-	else
-		(void)decide_template(r->cfg, tpl, &ans);
+	if ((tpl == obj ? review_pod_apply(r->cfg, obj, &ans) :
+	     decide_template(r->cfg, tpl, &ans)) == 0)
+		ans.status = REVIEW_POD_DEFAULTED;
+	else if (ans.status == REVIEW_POD_DEFAULTED)
+		ans.status = REVIEW_POD_FAILED;
 	switch (ans.status) {
 	case REVIEW_POD_DEFAULTED:
 		if (ans.ops)
@@ -304,37 +307,40 @@ static void default_document(struct run *r, json_t *doc, size_t index,
 	}
 }
 
-/* Appends the documents as YAML (null ones dropped), or the JSON. */
-static void write_output(struct buf *out, const json_t *docs, bool json)
+/* Appends doc as JSON indented by 2, then a newline. */
+static void write_json(struct buf *out, const json_t *doc)
 {
-	const json_t *doc;
 	int precision = 1;
-	bool first = true;
 	char *text;
-	size_t i;
 
-	if (json) {
-		doc = json_array_get(docs, 0);
-		review_real_precision(doc, &precision);
-		text = json_dumps(doc, JSON_INDENT(2) |
-				       JSON_REAL_PRECISION(precision));
-		if (!text) {
-			buf_fail(out);
-			return;
-		}
-		buf_add(out, text);
-		buf_add(out, "\n");
-		jsonout_free(text);
+	review_real_precision(doc, &precision);
+	text = json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(precision));
+	if (!text) {
+		buf_fail(out);
 		return;
 	}
-	json_array_foreach(docs, i, doc) {
-		if (json_is_null(doc))
-			continue;
-		if (!first)
-			buf_add(out, "---\n");
-		first = false;
-		yamlio_dump(out, doc);
-	}
+	buf_add(out, text);
+	buf_add(out, "\n");
+	jsonout_free(text);
+}
+
+/*
+ * Defaults one YAML document as soon as it is read (yamlio_doc_fn), and
+ * writes it while nothing has gone wrong: only one document is held.
+ */
+static int on_document(void *ctx, json_t *doc, size_t index, int line)
+{
+	struct run *r = ctx;
+
+	if (json_is_null(doc))
+		return 0; /* an empty document */
+	default_document(r, doc, index, line);
+	if (r->input_error || r->denied || r->opt->check)
+		return 0;
+	if (r->written++)
+		buf_add(r->out, "---\n");
+	yamlio_dump(r->out, doc);
+	return buf_failed(r->out) || buf_failed(r->msgs) ? -1 : 0;
 }
 
 enum manifest_status manifest_default(const struct config *cfg,
@@ -342,74 +348,42 @@ enum manifest_status manifest_default(const struct config *cfg,
 				      const struct manifest_options *opt,
 				      struct buf *out, struct buf *msgs)
 {
-	struct run r = { cfg, opt, msgs, false, false, false };
+	struct run r = { cfg, opt, msgs, out, 0, false, false, false };
 	struct pick_error perr;
 	struct yamlio_error yerr;
-	json_t *docs = NULL, *lines = NULL, *root, *doc;
-	bool json = false;
-	size_t i;
+	json_t *root;
 
 	/* Input that parses as one JSON value is JSON. */
 	root = pick_loadb(buf, len, &pick_all, &perr);
 	if (root) {
-		json = true;
-		if (json_is_array(root)) {
+		if (json_is_array(root))
 			input_error(&r, 1, 0, "a JSON array is not a manifest "
 				    "(put the objects in a List)");
-			json_decref(root);
-			goto out;
-		}
-		if (len > YAMLIO_DOCUMENT_MAX) {
-			buf_addf(r.msgs, "error: document 1: larger than %zu "
-				 "bytes\n", YAMLIO_DOCUMENT_MAX);
-			r.input_error = true;
-			json_decref(root);
-			goto out;
-		}
-		docs = json_pack("[o]", root);
+		else if (len > YAMLIO_DOCUMENT_MAX)
+			input_error(&r, 1, 0, "the document is larger than "
+				    "3145728 bytes");
+		else
+			default_document(&r, root, 1, 0);
+		if (!r.input_error && !r.denied && !opt->check)
+			write_json(out, root);
+		json_decref(root);
 	} else if (perr.status == PICK_NOMEM) {
-		docs = NULL;
-		yerr.document = 0;
-		buf_add(r.msgs, "error: out of memory\n");
+		buf_add(msgs, "error: out of memory\n");
 		r.input_error = true;
-		goto out;
-	} else {
-		docs = yamlio_load(buf, len, &lines, &yerr);
-		if (!docs) {
-			buf_addf(r.msgs, "error: document %zu: ",
-				 yerr.document ? yerr.document : 1);
-			if (yerr.line)
-				buf_addf(r.msgs, "line %d, column %d: ",
-					 yerr.line, yerr.column);
-			buf_addf(r.msgs, "%s\n", yerr.text);
-			r.input_error = true;
-			goto out;
-		}
-	}
-	if (!docs) {
-		buf_add(r.msgs, "error: out of memory\n");
+	} else if (yamlio_each(buf, len, on_document, &r, &yerr)) {
+		buf_addf(msgs, "error: document %zu: ",
+			 yerr.document ? yerr.document : 1);
+		if (yerr.line)
+			buf_addf(msgs, "line %d, column %d: ", yerr.line,
+				 yerr.column);
+		buf_addf(msgs, "%s\n", yerr.text[0] ? yerr.text :
+			 "out of memory");
 		r.input_error = true;
-		goto out;
 	}
-	json_array_foreach(docs, i, doc) {
-		if (json_is_null(doc))
-			continue; /* an empty document */
-		default_document(&r, doc, i + 1,
-				 (int)json_integer_value(json_array_get(lines,
-									i)));
-	}
-	if (!r.input_error && !r.denied && !opt->check) {
-		write_output(out, docs, json);
-		if (buf_failed(out)) {
-			buf_add(r.msgs, "error: out of memory\n");
-			r.input_error = true;
-		}
-	}
-out:
-	json_decref(docs);
-	json_decref(lines);
-	if (buf_failed(msgs))
+	if (buf_failed(out) || buf_failed(msgs))
 		r.input_error = true;
+	if (r.input_error || r.denied || opt->check)
+		buf_truncate(out, 0);
 	if (r.input_error)
 		return MANIFEST_INPUT;
 	if (r.denied)

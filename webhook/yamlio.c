@@ -2,7 +2,6 @@
  * yamlio.c - YAML in and out (see yamlio.h): libyaml's event parser feeding a
  * builder of jansson values, and a block-style writer.
  */
-#include <errno.h>
 #include <stdarg.h>
 #include <math.h>
 #include <stdbool.h>
@@ -176,7 +175,6 @@ static int parse_real(const char *s, size_t n, double *out)
 	}
 	memcpy(copy, s, n);
 	copy[n] = '\0';
-	errno = 0;
 	d = strtod(copy, &end);
 	if (end != copy + n || !isfinite(d))
 		rc = -1;
@@ -319,19 +317,21 @@ struct frame {
 	bool merge;       /* the pending key is "<<" */
 	char *anchor;     /* malloc'd, or NULL */
 	size_t nodes0;    /* nodes made before this one */
-	int line, column; /* where it starts */
 };
 
 struct reader {
 	struct frame *stack;
 	size_t depth;
 	json_t *anchors;    /* name -> [value, node count] */
-	json_t *docs;       /* the documents so far */
-	json_t *lines;      /* their start lines */
 	json_t *root;       /* the current document's value */
+	size_t doc_start;   /* the byte where it starts */
+	int doc_line;       /* the line where it starts */
 	size_t nodes;       /* nodes made in the current document */
+	size_t doc_alias_nodes; /* nodes copied by its aliases */
 	size_t alias_nodes; /* nodes copied by aliases in the stream */
-	size_t alias_max;
+	size_t alias_max;   /* the stream's budget */
+	yamlio_doc_fn *fn;
+	void *ctx;
 	struct yamlio_error *err;
 };
 
@@ -624,7 +624,7 @@ static int on_event(struct reader *r, const yaml_event_t *ev)
 	struct frame *f;
 	json_t *v, *pair;
 	bool is_merge = false;
-	size_t nodes;
+	size_t nodes, doc_max;
 	char shown[64];
 
 	switch (ev->type) {
@@ -633,13 +633,26 @@ static int on_event(struct reader *r, const yaml_event_t *ev)
 	case YAML_DOCUMENT_START_EVENT:
 		r->err->document++;
 		r->nodes = 0;
+		r->doc_alias_nodes = 0;
+		r->doc_start = mark->index;
+		r->doc_line = (int)mark->line + 1;
 		json_decref(r->root);
 		r->root = NULL;
 		json_object_clear(r->anchors);
-		if (json_array_append_new(r->lines,
-					  json_integer((json_int_t)mark->line + 1)))
-			return fail(r, NULL, "out of memory");
 		return 0;
+	case YAML_DOCUMENT_END_EVENT: {
+		int rc = r->fn(r->ctx, r->root ? r->root : json_null(),
+			       r->err->document, r->doc_line);
+
+		json_decref(r->root);
+		r->root = NULL;
+		json_object_clear(r->anchors);
+		if (rc) {
+			r->err->text[0] = '\0';
+			return -1;
+		}
+		return 0;
+	}
 	case YAML_ALIAS_EVENT: {
 		const char *name = (const char *)ev->data.alias.anchor;
 
@@ -648,10 +661,17 @@ static int on_event(struct reader *r, const yaml_event_t *ev)
 			return fail(r, mark, "unknown anchor \"%s\" referenced",
 				    show(shown, name, strlen(name)));
 		nodes = (size_t)json_integer_value(json_array_get(pair, 1));
-		if (nodes > r->alias_max - r->alias_nodes)
+		/* A budget per stream bounds the time, one per document (by
+		 * its bytes so far) the memory. */
+		doc_max = YAMLIO_ALIAS_NODES_MIN +
+			  (mark->index - r->doc_start) / 8;
+		if (nodes > r->alias_max - r->alias_nodes ||
+		    nodes > doc_max - r->doc_alias_nodes)
 			return fail(r, mark, "aliases expand to more than %zu "
-				    "nodes", r->alias_max);
+				    "nodes", nodes > r->alias_max - r->alias_nodes ?
+				    r->alias_max : doc_max);
 		r->alias_nodes += nodes;
+		r->doc_alias_nodes += nodes;
 		r->nodes += nodes;
 		v = json_deep_copy(json_array_get(pair, 0));
 		if (!v)
@@ -679,8 +699,6 @@ static int on_event(struct reader *r, const yaml_event_t *ev)
 			   json_array();
 		f->anchor = anchor ? strdup(anchor) : NULL;
 		f->nodes0 = r->nodes++;
-		f->line = (int)mark->line + 1;
-		f->column = (int)mark->column + 1;
 		r->depth++;
 		if (!f->value || (anchor && !f->anchor))
 			return fail(r, NULL, "out of memory");
@@ -724,28 +742,23 @@ static void parser_error(struct reader *r, const yaml_parser_t *p)
 	}
 }
 
-json_t *yamlio_load(const char *buf, size_t len, json_t **lines,
-		  struct yamlio_error *err)
+int yamlio_each(const char *buf, size_t len, yamlio_doc_fn *fn, void *ctx,
+		struct yamlio_error *err)
 {
 	struct reader r;
 	yaml_parser_t parser;
 	yaml_event_t ev;
-	size_t doc_start = 0;
-	json_t *docs = NULL;
-	int rc = 0;
+	int rc = -1;
 
 	memset(err, 0, sizeof(*err));
 	memset(&r, 0, sizeof(r));
-	if (lines)
-		*lines = NULL;
 	r.err = err;
+	r.fn = fn;
+	r.ctx = ctx;
 	r.alias_max = YAMLIO_ALIAS_NODES_MIN + len / 8;
 	r.stack = calloc(YAMLIO_DEPTH_MAX + 1, sizeof(*r.stack));
 	r.anchors = json_object();
-	r.docs = json_array();
-	r.lines = json_array();
-	if (!r.stack || !r.anchors || !r.docs || !r.lines ||
-	    !yaml_parser_initialize(&parser)) {
+	if (!r.stack || !r.anchors || !yaml_parser_initialize(&parser)) {
 		fail(&r, NULL, "out of memory");
 		goto out_noparser;
 	}
@@ -753,41 +766,74 @@ json_t *yamlio_load(const char *buf, size_t len, json_t **lines,
 	for (;;) {
 		if (!yaml_parser_parse(&parser, &ev)) {
 			parser_error(&r, &parser);
+			rc = -1;
 			break;
 		}
-		if (ev.type == YAML_DOCUMENT_START_EVENT)
-			doc_start = ev.start_mark.index;
-		if (ev.type == YAML_DOCUMENT_END_EVENT &&
-		    ev.end_mark.index - doc_start > YAMLIO_DOCUMENT_MAX) {
-			fail(&r, NULL, "the document is larger than %zu bytes",
-			     YAMLIO_DOCUMENT_MAX);
-			yaml_event_delete(&ev);
-			break;
-		}
-		if (ev.type != YAML_DOCUMENT_END_EVENT)
+		/* Refused as soon as it is seen, not once it is built. */
+		if (ev.type != YAML_STREAM_END_EVENT &&
+		    ev.type != YAML_DOCUMENT_START_EVENT &&
+		    ev.end_mark.index - r.doc_start > YAMLIO_DOCUMENT_MAX)
+			rc = fail(&r, NULL, "the document is larger than %zu "
+				  "bytes", YAMLIO_DOCUMENT_MAX);
+		else
 			rc = on_event(&r, &ev);
-		else if (json_array_append(r.docs, r.root ? r.root :
-					   json_null()))
-			rc = fail(&r, NULL, "out of memory");
 		yaml_event_delete(&ev);
 		if (rc)
 			break;
 	}
-	if (rc == 1) {
-		docs = json_incref(r.docs);
-		if (lines)
-			*lines = json_incref(r.lines);
-	}
+	rc = rc == 1 ? 0 : -1;
 	yaml_parser_delete(&parser);
 out_noparser:
 	while (r.depth)
 		frame_release(&r.stack[--r.depth]);
 	free(r.stack);
 	json_decref(r.anchors);
-	json_decref(r.docs);
-	json_decref(r.lines);
 	json_decref(r.root);
-	return docs;
+	return rc;
+}
+
+/* What yamlio_load() collects. */
+struct collected {
+	json_t *docs, *lines;
+};
+
+static int collect(void *ctx, json_t *doc, size_t index, int line)
+{
+	struct collected *c = ctx;
+
+	(void)index;
+	if (json_array_append(c->docs, doc) ||
+	    json_array_append_new(c->lines, json_integer(line)))
+		return -1;
+	return 0;
+}
+
+json_t *yamlio_load(const char *buf, size_t len, json_t **lines,
+		    struct yamlio_error *err)
+{
+	struct collected c = { json_array(), json_array() };
+
+	if (lines)
+		*lines = NULL;
+	if (!c.docs || !c.lines) {
+		memset(err, 0, sizeof(*err));
+		snprintf(err->text, sizeof(err->text), "out of memory");
+		goto fail;
+	}
+	if (yamlio_each(buf, len, collect, &c, err)) {
+		if (!err->text[0])
+			snprintf(err->text, sizeof(err->text), "out of memory");
+		goto fail;
+	}
+	if (lines)
+		*lines = c.lines;
+	else
+		json_decref(c.lines);
+	return c.docs;
+fail:
+	json_decref(c.docs);
+	json_decref(c.lines);
+	return NULL;
 }
 
 /* --- the writer ---------------------------------------------------------- */

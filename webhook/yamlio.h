@@ -19,10 +19,12 @@
  * alias is a copy), "<<" merge keys are merged, and a key given twice in
  * one mapping is an error.
  *
- * Hostile input is bounded: nesting deeper than YAMLIO_DEPTH_MAX, and alias
- * expansion of more than YAMLIO_ALIAS_NODES_MIN + len / 8 nodes for an input
- * of len bytes (a "billion laughs" document), are refused before the
- * memory is spent; so is a document of more than YAMLIO_DOCUMENT_MAX bytes.
+ * Hostile input is bounded: nesting deeper than YAMLIO_DEPTH_MAX, and
+ * aliases that copy more than YAMLIO_ALIAS_NODES_MIN + len / 8 nodes in a
+ * stream of len bytes, or more than YAMLIO_ALIAS_NODES_MIN + n / 8 in a
+ * document read up to its byte n (a "billion laughs" document), are
+ * refused before the memory is spent; so is a document of more than
+ * YAMLIO_DOCUMENT_MAX bytes, as soon as its end passes that size.
  */
 #ifndef YAMLIO_H
 #define YAMLIO_H
@@ -45,6 +47,25 @@ struct yamlio_error {
 	int column;      /* 1-based */
 	char text[200];  /* lower case, no final full stop */
 };
+
+/*
+ * Called by yamlio_each() for each document, in order: doc (borrowed; the
+ * callee may change it and takes a reference to keep it; null for an
+ * empty document), its 1-based index in the stream and its start line.
+ * Returns 0 to go on, or -1 to stop the reading.
+ */
+typedef int yamlio_doc_fn(void *ctx, json_t *doc, size_t index, int line);
+
+/*
+ * Reads the YAML stream buf[0..len) (UTF-8, or UTF-16 with a byte order
+ * mark) and hands each document to fn as soon as it is read, so that only
+ * one document is held at a time.  Returns 0 at the end of the stream, or
+ * -1 with *err filled on a syntax error or a limit (err->text is "" when
+ * fn stopped the reading).  Documents before the error have been handed
+ * over.
+ */
+int yamlio_each(const char *buf, size_t len, yamlio_doc_fn *fn, void *ctx,
+		struct yamlio_error *err) COMPILER_WUR;
 
 /*
  * Reads the YAML stream buf[0..len) (UTF-8, or UTF-16 with a byte order
