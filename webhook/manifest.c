@@ -245,7 +245,8 @@ static void default_object(struct run *r, json_t *obj, size_t doc,
 	case REVIEW_POD_DENIED:
 		buf_add(r->msgs, "error: ");
 		add_where(r->msgs, doc, item);
-		buf_addf(r->msgs, " (%s): %s\n", buf_str(&label), ans.message);
+		buf_addf(r->msgs, " (%s): %s\n", buf_str(&label),
+			 ans.message ? ans.message : "denied");
 		r->denied = true;
 		break;
 	default:

@@ -399,15 +399,14 @@ static json_t *scalar_value(struct reader *r, const yaml_event_t *ev,
 	if (tag && !strcmp(tag, "!"))
 		plain = false, tag = NULL;
 	if (tag && strcmp(tag, TAG_PREFIX "str")) {
-		static const char *const known[] = { "int", "float", "bool",
-						     "null" };
+		static const char *const known[] = {
+			TAG_PREFIX "int", TAG_PREFIX "float", TAG_PREFIX "bool",
+			TAG_PREFIX "null",
+		};
 		size_t i;
 
 		for (i = 0; i < NWORDS(known); i++)
-			if (!strcmp(tag + (strncmp(tag, TAG_PREFIX,
-						   strlen(TAG_PREFIX)) ? 0 :
-					   strlen(TAG_PREFIX)), known[i]) &&
-			    !strncmp(tag, TAG_PREFIX, strlen(TAG_PREFIX)))
+			if (!strcmp(tag, known[i]))
 				break;
 		if (i == NWORDS(known)) {
 			fail(r, &ev->start_mark, "unsupported tag %s",
@@ -421,7 +420,7 @@ static json_t *scalar_value(struct reader *r, const yaml_event_t *ev,
 		     sc.kind != S_NONFINITE) ||
 		    (i == 2 && sc.kind != S_BOOL) || (i == 3 && sc.kind != S_NULL)) {
 			fail(r, &ev->start_mark, "cannot decode \"%s\" as !!%s",
-			     show(shown, s, n), known[i]);
+			     show(shown, s, n), known[i] + strlen(TAG_PREFIX));
 			return NULL;
 		}
 		if (i == 1 && sc.kind == S_INT) {
@@ -431,9 +430,7 @@ static json_t *scalar_value(struct reader *r, const yaml_event_t *ev,
 	} else if (tag || !plain) {
 		sc.kind = S_STRING;
 	} else {
-		if (n == 2 && !memcmp(s, "<<", 2)) {
-			*is_merge = true;
-		}
+		*is_merge = n == 2 && !memcmp(s, "<<", 2);
 		if (resolve_plain(s, n, &sc))
 			goto oom;
 	}
