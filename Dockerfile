@@ -13,7 +13,7 @@ FROM debian:12 AS build
 RUN apt-get update \
 	&& DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
 		build-essential pkg-config libmicrohttpd-dev libgnutls28-dev \
-		libjansson-dev libcurl4-gnutls-dev \
+		libjansson-dev libcurl4-gnutls-dev libyaml-dev \
 	&& rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Makefile ./
@@ -26,7 +26,7 @@ RUN make build \
 FROM debian:12-slim
 RUN apt-get update \
 	&& DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-		libmicrohttpd12 libjansson4 libgnutls30 libcurl3-gnutls \
+		libmicrohttpd12 libjansson4 libgnutls30 libcurl3-gnutls libyaml-0-2 \
 	&& rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/vgpu-webhook /usr/local/bin/vgpu-webhook
 USER 65532:65532

@@ -55,7 +55,7 @@ FORTIFY = $(if $(findstring _FORTIFY_SOURCE,$(CPPFLAGS) $(CFLAGS)),,$(if \
 endif
 
 # Recursive (=) so that pkg-config runs only once the packages are there.
-PKGS = libmicrohttpd gnutls jansson libcurl
+PKGS = libmicrohttpd gnutls jansson libcurl yaml-0.1
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS = $(shell pkg-config --libs $(PKGS))
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
@@ -148,13 +148,16 @@ PYTEST = $(PYTHON) -m pytest $(PYTEST_FLAGS) \
 
 # The recorded AdmissionReview corpus, judged by independent JSON Patch
 # implementations (python3-jsonpatch, and evanphx/json-patch in Go): first
-# the corpus itself (--lint), then the binary on each case.
+# the corpus itself (--lint), then the binary on each case; then `default`
+# on manifests (tests/manifests), judged by go-yaml v2.
 fixtures: $(BIN)
 	@$(PYTEST) tests/fixtures/run.py --lint >$(BUILD)/fixtures-lint.log || \
 		{ cat $(BUILD)/fixtures-lint.log; exit 1; }
 	@echo "fixtures lint: $$(tail -n 1 $(BUILD)/fixtures-lint.log)"
 	@VGPU_WEBHOOK="$(TEST_WRAPPER) $(BIN)" $(PYTEST) tests/fixtures/run.py \
 		$(if $(filter-out 0 1,$(FIXTURES_JOBS)),-n $(FIXTURES_JOBS))
+	@VGPU_WEBHOOK="$(TEST_WRAPPER) $(BIN)" $(PYTEST) \
+		tests/manifests/test_manifests.py
 
 # memcheck must see into the arena: the canary reads a freed value and a
 # value taken back by arena_end(), and both reads must be reported.

@@ -405,6 +405,11 @@ while read -r tag rest; do
 		"${R[us_per_call]}" "${R[ops]}" "${R[outcome]}"
 done <"$OUT/core.out"
 
+# --- 7. default on a manifest stream ---------------------------------------
+
+echo "== default on a helm-template-like YAML stream (bench/manifests.py)"
+taskset -c "$SCPU" "$PYTHON" "$HERE/manifests.py" "$BIN" --out "$OUT"
+
 # --- report ---------------------------------------------------------------
 
 elapsed=$(($(date +%s) - started_at))

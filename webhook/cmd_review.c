@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "cmd_review.h"
+#include "buf.h"
 #include "file.h"
+#include "manifest.h"
 #include "review.h"
 #include "vgpu.h"
 
@@ -16,6 +18,8 @@
 
 /* review and default refuse what serve would refuse with 413. */
 #define INPUT_MAX REVIEW_BODY_MAX
+/* default reads streams of many documents, each at most 3 MiB. */
+#define DEFAULT_INPUT_MAX ((size_t)64 << 20)
 
 /*
  * Reads the input of review or default: path, or standard input for "-".
@@ -58,49 +62,32 @@ int cmd_review_run(const struct config *cfg, const char *path,
 	return status;
 }
 
-int cmd_default_run(const struct config *cfg, const char *path)
+int cmd_default_run(const struct config *cfg, const char *path,
+		    const struct manifest_options *opt)
 {
-	struct review_pod_answer ans;
-	size_t len, i;
-	char *body = read_input(path, &len);
-	const char *message;
-	int status;
+	struct buf out = BUF_INIT, msgs = BUF_INIT;
+	char err[600], *body;
+	enum manifest_status status;
+	size_t len;
 
-	if (!body)
+	if (file_read(strcmp(path, "-") ? path : NULL, DEFAULT_INPUT_MAX, &body,
+		      &len, err, sizeof(err))) {
+		fprintf(stderr, PROG ": %s\n", err);
 		return 2;
-	review_pod_answer_init(&ans);
-	(void)review_pod(cfg, body, len, &ans);
-	free(body);
-	message = ans.message ? ans.message : "out of memory";
-	switch (ans.status) {
-	case REVIEW_POD_DEFAULTED:
-		for (i = 0; i < json_array_size(ans.warnings); i++)
-			fprintf(stderr, "warning: %s\n",
-				json_string_value(json_array_get(ans.warnings,
-								 i)));
-		fputs(ans.pod, stdout);
-		fputc('\n', stdout);
-		status = fflush(stdout) ? 2 : 0;
-		break;
-	case REVIEW_POD_NOT_JSON:
-		if (ans.message)
-			fprintf(stderr, PROG ": %s is not JSON: %s\n", path,
-				message);
-		else
-			fprintf(stderr, PROG ": %s\n", message);
-		status = 2;
-		break;
-	case REVIEW_POD_DENIED:
-		fprintf(stderr, PROG ": %s\n", message);
-		status = 1;
-		break;
-	default:
-		fprintf(stderr, PROG ": %s\n", message);
-		status = 2;
-		break;
 	}
-	review_pod_answer_release(&ans);
-	return status;
+	status = manifest_default(cfg, body, len, opt, &out, &msgs);
+	free(body);
+	fwrite(msgs.s ? msgs.s : "", 1, msgs.len, stderr);
+	if (status == MANIFEST_OK && out.len) {
+		fwrite(out.s, 1, out.len, stdout);
+		if (fflush(stdout)) {
+			fprintf(stderr, PROG ": cannot write the output\n");
+			status = MANIFEST_INPUT;
+		}
+	}
+	buf_release(&out);
+	buf_release(&msgs);
+	return (int)status;
 }
 
 int cmd_version_run(void)

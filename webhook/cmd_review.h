@@ -7,6 +7,7 @@
 #define CMD_REVIEW_H
 
 struct config;
+struct manifest_options;
 struct review_options;
 
 /*
@@ -20,12 +21,13 @@ int cmd_review_run(const struct config *cfg, const char *path,
 		   const struct review_options *opt);
 
 /*
- * default: decides the bare Pod in path ("-" for standard input) and
- * prints it with the operations applied on stdout, the warnings on
- * stderr.  Returns 0, 1 when the Pod is denied, or 2 when the input cannot
- * be read or is not a Pod.
+ * default: defaults the manifests in path ("-" for standard input) as
+ * manifest_default() says (behaviour §8): the manifests on stdout, the
+ * warnings and errors on stderr.  Returns 0, 1 (denied), 2 (unreadable
+ * input, an error) or 3 (opt->check: something would change).
  */
-int cmd_default_run(const struct config *cfg, const char *path);
+int cmd_default_run(const struct config *cfg, const char *path,
+		    const struct manifest_options *opt);
 
 /* version: prints the program's version on stdout.  Returns 0. */
 int cmd_version_run(void);

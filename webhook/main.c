@@ -20,6 +20,7 @@
 #include "cmd_review.h"
 #include "cmd_serve.h"
 #include "config.h"
+#include "manifest.h"
 #include "review.h"
 #include "text.h"
 
@@ -29,6 +30,7 @@ enum command { CMD_SERVE, CMD_REVIEW, CMD_DEFAULT, CMD_VERSION, CMD_CHECK };
 
 #define ON_SERVE (1u << CMD_SERVE)
 #define ON_CHECK (1u << CMD_CHECK)
+#define ON_DEFAULT (1u << CMD_DEFAULT)
 #define ON_EVERY \
 	(ON_SERVE | 1u << CMD_REVIEW | 1u << CMD_DEFAULT | 1u << CMD_VERSION)
 #define ON_OFFLINE (1u << CMD_REVIEW | 1u << CMD_DEFAULT)
@@ -51,6 +53,7 @@ struct args {
 	struct cmd_check_options check;
 	struct review_options offline; /* review, default: --user, --group */
 	json_t *groups;           /* --group values, or NULL */
+	struct manifest_options def; /* default: --namespace, --check */
 	struct setting *settings; /* room for one per argument */
 	size_t nsettings;
 };
@@ -85,7 +88,7 @@ struct flag {
 static flag_set_fn set_help, set_config_file, set_listen, set_metrics_listen,
 	set_tls_cert_file, set_tls_private_key_file, set_tls_client_ca_file,
 	set_log_format, set_verbosity, set_check, set_user,
-	set_group;
+	set_group, set_namespace, set_default_check;
 
 static const struct flag flags[] = {
 	{ "help", ON_EVERY | ON_CHECK, NULL, NULL, set_help, NULL },
@@ -136,6 +139,10 @@ static const struct flag flags[] = {
 	{ "group", ON_OFFLINE, "G",
 	  "a group of the requester, repeatable\n(review: replaces request.userInfo.groups)",
 	  set_group, NULL },
+	{ "namespace", ON_DEFAULT, "NS", "for objects without one (default "
+	  "default)", set_namespace, NULL },
+	{ "check", ON_DEFAULT, NULL, "write nothing; exit 3 when something would "
+	  "change", set_default_check, NULL },
 };
 
 #define NFLAGS (sizeof(flags) / sizeof(flags[0]))
@@ -145,7 +152,7 @@ static const struct flag flags[] = {
 static const char usage_commands[] =
 	"usage: " PROG " serve   [flags]\n"
 	"       " PROG " review  [flags] [FILE|-]   decide one AdmissionReview\n"
-	"       " PROG " default [flags] [FILE|-]   default one Pod\n"
+	"       " PROG " default [flags] [FILE|-]   default manifests (JSON or YAML)\n"
 	"       " PROG " check   [flags]   check a running webhook\n"
 	"       " PROG " version\n"
 	"\n";
@@ -169,6 +176,7 @@ static void usage(FILE *out)
 		{ "flags of serve:", ON_SERVE },
 		{ "flags of check:", ON_CHECK },
 		{ "flags of review and default:", ON_OFFLINE },
+		{ "flags of default:", ON_DEFAULT },
 	};
 	size_t g, i;
 
@@ -182,8 +190,8 @@ static void usage(FILE *out)
 
 			if (!line || f->commands != groups[g].commands)
 				continue;
-			n = fprintf(out, "  %s%s %s", dashes(f), f->name,
-				    f->value);
+			n = fprintf(out, "  %s%s%s%s", dashes(f), f->name,
+				    f->value ? " " : "", f->value ? f->value : "");
 			for (;;) {
 				size_t len = strcspn(line, "\n");
 
@@ -389,10 +397,31 @@ static int set_check(struct args *a, const struct flag *f, const char *value,
 	return 0;
 }
 
+static int set_namespace(struct args *a, const struct flag *f,
+			 const char *value, char *err, size_t errlen)
+{
+	if (!*value || strlen(value) > 63) {
+		snprintf(err, errlen, "--%s: \"%.80s\" is not a namespace name",
+			 f->name, value);
+		return -1;
+	}
+	a->def.namespace_ = value;
+	return 0;
+}
+
+static int set_default_check(struct args *a, const struct flag *f,
+			     const char *value, char *err, size_t errlen)
+{
+	(void)f, (void)value, (void)err, (void)errlen;
+	a->def.check = true;
+	return 0;
+}
+
 /* --- parsing ------------------------------------------------------------- */
 
-/* The flag without a value that arg spells exactly, or NULL. */
-static const struct flag *find_switch(const char *arg)
+/* The flag without a value that cmd takes and arg spells exactly, or
+ * NULL. */
+static const struct flag *find_switch(const char *arg, enum command cmd)
 {
 	size_t i;
 
@@ -400,7 +429,8 @@ static const struct flag *find_switch(const char *arg)
 		const struct flag *f = &flags[i];
 		size_t d = strlen(dashes(f));
 
-		if (!f->value && !strncmp(arg, "--", d) &&
+		if (!f->value && (f->commands & 1u << cmd) &&
+		    !strncmp(arg, "--", d) &&
 		    !strcmp(arg + d, f->name))
 			return &flags[i];
 	}
@@ -459,7 +489,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 			positional_only = true;
 			continue;
 		}
-		f = find_switch(arg);
+		f = find_switch(arg, a->cmd);
 		if (f) {
 			value = NULL;
 		} else {
@@ -600,7 +630,7 @@ int main(int argc, char **argv)
 					&a.offline);
 		break;
 	case CMD_DEFAULT:
-		status = cmd_default_run(&cfg, a.file ? a.file : "-");
+		status = cmd_default_run(&cfg, a.file ? a.file : "-", &a.def);
 		break;
 	case CMD_VERSION:
 	case CMD_CHECK:

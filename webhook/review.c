@@ -367,8 +367,7 @@ static int pod_fails(struct review_pod_answer *ans,
 	return -1;
 }
 
-/* Sets *precision to the digits that print v exactly (a real), at least. */
-static void real_precision(const json_t *v, int *precision)
+void review_real_precision(const json_t *v, int *precision)
 {
 	const char *k;
 	json_t *item;
@@ -379,21 +378,51 @@ static void real_precision(const json_t *v, int *precision)
 						    *precision);
 	} else if (json_is_object(v)) {
 		json_object_foreach((json_t *)v, k, item)
-			real_precision(item, precision);
+			review_real_precision(item, precision);
 	} else if (json_is_array(v)) {
 		json_array_foreach(v, i, item)
-			real_precision(item, precision);
+			review_real_precision(item, precision);
 	}
+}
+
+int review_pod_apply(const struct config *cfg, json_t *pod,
+		     struct review_pod_answer *ans)
+{
+	struct policy_decision d;
+	char err[256];
+	int rc = -1;
+
+	if (policy_decision_init(&d))
+		return pod_fails(ans, REVIEW_POD_FAILED, "out of memory");
+	if (policy_decide(cfg, pod, &d)) {
+		pod_fails(ans, REVIEW_POD_FAILED, "out of memory");
+		goto out;
+	}
+	if (d.code) {
+		pod_fails(ans, REVIEW_POD_DENIED, "denied (%d %s): %s", d.code,
+			  policy_decision_reason(d.code), d.message);
+		goto out;
+	}
+	if (patch_apply(pod, &d.patch, err, sizeof(err))) {
+		pod_fails(ans, REVIEW_POD_FAILED, "%s", err);
+		goto out;
+	}
+	json_decref(ans->warnings);
+	ans->warnings = json_incref(d.warnings);
+	ans->ops = patch_count(&d.patch);
+	ans->status = REVIEW_POD_DEFAULTED;
+	rc = 0;
+out:
+	policy_decision_release(&d);
+	return rc;
 }
 
 int review_pod(const struct config *cfg, const char *body, size_t len,
 	       struct review_pod_answer *ans)
 {
 	struct pick_error perr;
-	struct policy_decision d;
 	const json_t *kind;
 	json_t *pod;
-	char err[256];
 	int rc = -1, precision = 1;
 
 	/* The decoder of review, keeping everything: the same verdict on
@@ -413,37 +442,19 @@ int review_pod(const struct config *cfg, const char *body, size_t len,
 		json_decref(pod);
 		return rc;
 	}
-	if (policy_decision_init(&d)) {
-		json_decref(pod);
-		return pod_fails(ans, REVIEW_POD_FAILED, "out of memory");
-	}
-	if (policy_decide(cfg, pod, &d)) {
-		pod_fails(ans, REVIEW_POD_FAILED, "out of memory");
+	if (review_pod_apply(cfg, pod, ans))
 		goto out;
-	}
-	if (d.code) {
-		pod_fails(ans, REVIEW_POD_DENIED, "denied (%d %s): %s", d.code,
-			  policy_decision_reason(d.code), d.message);
-		goto out;
-	}
-	if (patch_apply(pod, &d.patch, err, sizeof(err))) {
-		pod_fails(ans, REVIEW_POD_FAILED, "%s", err);
-		goto out;
-	}
 	/* Reals are printed with the fewest digits that keep their value, so
 	 * that cpu: 0.1 stays 0.1 (jansson's default of 17 digits would not). */
-	real_precision(pod, &precision);
+	review_real_precision(pod, &precision);
 	ans->pod = json_dumps(pod, JSON_INDENT(2) |
 				   JSON_REAL_PRECISION(precision));
 	if (!ans->pod) {
 		pod_fails(ans, REVIEW_POD_FAILED, "out of memory");
 		goto out;
 	}
-	ans->warnings = json_incref(d.warnings);
-	ans->status = REVIEW_POD_DEFAULTED;
 	rc = 0;
 out:
-	policy_decision_release(&d);
 	json_decref(pod);
 	return rc;
 }

@@ -112,6 +112,7 @@ struct review_pod_answer {
 	char *pod;
 	char *message;    /* one line, for the user */
 	json_t *warnings; /* array of strings, possibly empty */
+	size_t ops;       /* operations applied (REVIEW_POD_DEFAULTED) */
 };
 
 void review_pod_answer_init(struct review_pod_answer *ans);
@@ -125,5 +126,21 @@ void review_pod_answer_release(struct review_pod_answer *ans);
  */
 int review_pod(const struct config *cfg, const char *body, size_t len,
 	       struct review_pod_answer *ans);
+
+/*
+ * The core of review_pod() for a Pod already decoded: decides pod (the
+ * object of a Pod CREATE, borrowed) with cfg and applies the operations to
+ * it in place.  Sets ans->status, ->ops and ->warnings (REVIEW_POD_DEFAULTED)
+ * or ->message; ans->pod stays NULL.  Returns 0 for REVIEW_POD_DEFAULTED and
+ * -1 otherwise (pod is then unchanged, unless the patch failed to apply).
+ */
+int review_pod_apply(const struct config *cfg, json_t *pod,
+		     struct review_pod_answer *ans);
+
+/*
+ * Raises *precision to the significant digits that print every real in v
+ * exactly (JSON_REAL_PRECISION() for json_dumps()).
+ */
+void review_real_precision(const json_t *v, int *precision);
 
 #endif /* REVIEW_H */

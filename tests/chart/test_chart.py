@@ -1815,7 +1815,7 @@ def test_dockerfile():
     b_runs = " ".join(a for i, a in b_ins if i == "RUN")
     T.check("Dockerfile: build stage installs the -dev packages",
             {"build-essential", "pkg-config", "libmicrohttpd-dev", "libgnutls28-dev",
-             "libjansson-dev"} <= apt_packages(b_runs), apt_packages(b_runs))
+             "libjansson-dev", "libyaml-dev"} <= apt_packages(b_runs), apt_packages(b_runs))
     T.check("Dockerfile: no OpenSSL in the build stage (only bench/ uses it)",
             not {"libssl-dev", "libssl3"} & apt_packages(b_runs), apt_packages(b_runs))
     T.check("Dockerfile: build stage runs make build", re.search(r"\bmake build\b", b_runs))

@@ -1,5 +1,5 @@
 # Fuzzing with libFuzzer (clang-14): the review decoder, the pod policy, the
-# selective JSON decoder and the quantity parser, each run for FUZZ_SECONDS by `make fuzz`, which
+# selective JSON decoder, the quantity parser and the YAML reader, each run for FUZZ_SECONDS by `make fuzz`, which
 # `make test` runs.  A longer run: make fuzz FUZZ_SECONDS=3600
 TEST_TARGETS += fuzz
 
@@ -8,7 +8,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_DIR := build/fuzz
 FUZZ_CFLAGS = -std=c17 -D_POSIX_C_SOURCE=200809L -g -O1 \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-Ilib -Iwebhook -Itests/fuzz $(shell pkg-config --cflags jansson)
+	-Ilib -Iwebhook -Itests/fuzz $(shell pkg-config --cflags jansson yaml-0.1)
 
 # Everything but the server side (HTTP, TLS, certificates, addresses,
 # metrics, the commands and main()), so that a new module of the core is
@@ -32,7 +32,7 @@ $(FUZZ_DIR)/libcore.a: $(FUZZ_OBJ)
 	ar rcs $@ $^
 
 $(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_%.o $(FUZZ_DIR)/libcore.a
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $^ -ljansson
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $^ -ljansson -lyaml
 
 # Kept between builds, although only the pattern above names them.
 .SECONDARY: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/obj/tests/fuzz/%.o)

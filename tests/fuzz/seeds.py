@@ -6,6 +6,7 @@ usage: seeds.py OUTDIR
   OUTDIR/policy/   a config selector byte, then every fixture's pod
   OUTDIR/quantity/ quantities from the fixtures and a fixed list
   OUTDIR/pick/     short JSON texts, valid and not
+  OUTDIR/yaml/     a selector byte, then YAML streams and manifests
 """
 import copy
 import json
@@ -25,6 +26,17 @@ PICK = [b'{"a":[1,-0.5e3,true,null],"o":{"a":"x","b":{"c":[]},"z":1},'
         b'{"\\u0061":1,"a":2}', b'[9223372036854775807,1e309]',
         b'[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]',
         b'["\xc3\xa9\xed\xa0\x80"]', b'{"a":"\\ud800\\u0041"}']
+
+YAML = [b"a: 1\n---\n# c\nb: [y, n, 1e3, '1', ~, 0x1f, 1:20, 2001-12-14]\n",
+        b"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n"
+        b"spec:\n  template:\n    spec:\n      containers:\n      - name: c\n"
+        b"        resources: {limits: {nvidia.com/gpu: 1}}\n",
+        b"apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, "
+        b"spec: {containers: [{name: c}]}}\n",
+        b"x: &a [1, 2]\ny: *a\nz: {<<: {k: v}, j: |\n  lit\n}\n",
+        b"a: &a [x,x]\nb: &b [*a,*a]\nc: [*b,*b]\n",
+        b"? [a]\n: b\n", b"a: !!str 1\nb: !!float 2\n", b"- - - [[{}]]\n",
+        b'"k\\u2028": "\\x85 \\t"\n']
 
 
 def objects(value):
@@ -84,7 +96,7 @@ def update_reviews(review):
 
 def main():
     out = sys.argv[1]
-    for sub in ("review", "policy", "quantity", "pick"):
+    for sub in ("review", "policy", "quantity", "pick", "yaml"):
         os.makedirs(os.path.join(out, sub), exist_ok=True)
     root = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cases")
     quantities = set(QUANTITIES)
@@ -117,6 +129,11 @@ def main():
     for i, text in enumerate(PICK):
         with open(os.path.join(out, "pick", "p%02d" % i), "wb") as f:
             f.write(text)
+    for i, text in enumerate(YAML):
+        for selector in (0, 5):
+            with open(os.path.join(out, "yaml", "y%02d-%d" % (i, selector)),
+                      "wb") as f:
+                f.write(bytes([selector]) + text)
     for i, q in enumerate(sorted(quantities)):
         with open(os.path.join(out, "quantity", "q%03d" % i), "w") as f:
             f.write(q)

@@ -1,0 +1,533 @@
+#!/usr/bin/python3
+"""`vgpu-webhook default` on manifests (SPEC section 8), under pytest.
+
+    make fixtures          (runs this file after the corpus)
+    /usr/bin/python3 -m pytest tests/manifests/test_manifests.py
+
+YAML is judged as Kubernetes reads it: goyaml/ (go-yaml v2 from Debian's
+golang-gopkg-yaml.v2-dev, built in GOPATH mode, plus sigs.k8s.io/yaml's
+conversion to JSON) reads both the input and the output.  PyYAML is not
+used as a reference: it reads y, n and 1:20 differently.  The expected
+change of a pod template is the patch that `review` (serve's code path)
+sends for the same pod, applied to the input with python3-jsonpatch.
+"""
+
+import base64
+import copy
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+
+import jsonpatch
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GOYAML_SRC = os.path.join(HERE, "goyaml")
+GOYAML_BIN = os.path.join("build", "manifests", "goyaml")
+GOYAML_PKG = "/usr/share/gocode/src/gopkg.in/yaml.v2"
+TIMEOUT = 120
+
+GPU_CONTAINER = """\
+      - name: cuda
+        image: nvcr.io/nvidia/cuda:12.2.0-runtime-ubuntu22.04
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+"""
+
+
+def command():
+    return shlex.split(os.environ.get("VGPU_WEBHOOK", "build/vgpu-webhook"))
+
+
+def run(args, stdin=b""):
+    p = subprocess.run(command() + args, input=stdin, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=TIMEOUT)
+    return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
+
+
+_goyaml = {}
+
+
+def goyaml():
+    """The goyaml binary, built on first use; skips when Go or go-yaml v2
+    is missing."""
+    if "path" in _goyaml:
+        return _goyaml["path"]
+    go = shutil.which("go")
+    if not go:
+        pytest.skip("no go in PATH (Debian package golang-go)")
+    if not os.path.isdir(GOYAML_PKG):
+        pytest.skip("no %s (Debian package golang-gopkg-yaml.v2-dev)"
+                    % GOYAML_PKG)
+    src = os.path.join(GOYAML_SRC, "main.go")
+    if not (os.path.exists(GOYAML_BIN) and
+            os.path.getmtime(GOYAML_BIN) >= os.path.getmtime(src)):
+        os.makedirs(os.path.dirname(GOYAML_BIN), exist_ok=True)
+        env = dict(os.environ, GO111MODULE="off", GOPATH="/usr/share/gocode",
+                   GOFLAGS="")
+        if not os.access(os.path.expanduser("~"), os.W_OK):
+            env["GOCACHE"] = os.path.abspath(os.path.join("build", "manifests",
+                                                          "gocache"))
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(GOYAML_BIN),
+                                   prefix=".goyaml.")
+        os.close(fd)
+        p = subprocess.run([go, "build", "-o", os.path.abspath(tmp), "."],
+                           cwd=GOYAML_SRC, env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=600)
+        assert p.returncode == 0, "goyaml does not build:\n" + p.stdout.decode()
+        os.replace(tmp, GOYAML_BIN)
+    _goyaml["path"] = GOYAML_BIN
+    return GOYAML_BIN
+
+
+def read_yaml(data):
+    """The documents of the YAML stream data as Kubernetes reads them
+    (empty documents dropped)."""
+    p = subprocess.run([goyaml()], input=data, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=TIMEOUT)
+    assert p.returncode == 0, "go-yaml refuses %r: %s" % (data[:300], p.stderr)
+    return [d for d in json.loads(p.stdout) if d is not None]
+
+
+def review_patch(pod, namespace="default"):
+    """The JSON Patch `review` sends for a Pod CREATE of pod."""
+    req = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+           "request": {"uid": "0b6a2d38-5c1e-4b7e-9a55-3f0f3b0f3d11",
+                       "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                       "resource": {"group": "", "version": "v1",
+                                    "resource": "pods"},
+                       "namespace": namespace, "operation": "CREATE",
+                       "userInfo": {"username": "ci"}, "object": pod,
+                       "oldObject": None, "dryRun": False}}
+    rc, out, err = run(["review", "-"], json.dumps(req).encode())
+    assert rc == 0, err
+    resp = json.loads(out)["response"]
+    assert resp["allowed"], resp
+    if "patch" not in resp:
+        return []
+    return json.loads(base64.b64decode(resp["patch"]))
+
+
+def expect_defaulted(obj, path):
+    """obj with the pod template at path patched as review patches it."""
+    obj = copy.deepcopy(obj)
+    parent = obj
+    for k in path:
+        parent = parent[k]
+    pod = {"apiVersion": "v1", "kind": "Pod"}
+    for k in ("metadata", "spec"):
+        if k in parent:
+            pod[k] = parent[k]
+    ops = review_patch(pod)
+    pod = jsonpatch.apply_patch(pod, ops)
+    if path:
+        for k in ("metadata", "spec"):
+            if k in pod:
+                parent[k] = pod[k]
+        return obj, len(ops)
+    return pod, len(ops)
+
+
+def workload(api, kind, name, body):
+    return ("apiVersion: %s\nkind: %s\nmetadata:\n  name: %s\n"
+            "  namespace: ml\n%s" % (api, kind, name, body))
+
+
+TEMPLATE = """\
+  template:
+    metadata:
+      labels:
+        app: trainer
+    spec:
+      containers:
+""" + GPU_CONTAINER
+
+SPEC_TEMPLATE = "spec:\n  replicas: 2\n  selector:\n    matchLabels:\n" \
+    "      app: trainer\n" + TEMPLATE
+
+JOB_TEMPLATE = """\
+spec:
+  schedule: "*/5 * * * *"
+  jobTemplate:
+    spec:
+      template:
+        metadata:
+          labels:
+            app: trainer
+        spec:
+          restartPolicy: Never
+          containers:
+""" + "\n".join("      " + line if line else line
+                for line in GPU_CONTAINER.split("\n"))
+
+KINDS = [
+    ("apps/v1", "Deployment", SPEC_TEMPLATE, ["spec", "template"]),
+    ("apps/v1", "ReplicaSet", SPEC_TEMPLATE, ["spec", "template"]),
+    ("apps/v1", "StatefulSet", SPEC_TEMPLATE, ["spec", "template"]),
+    ("apps/v1", "DaemonSet", SPEC_TEMPLATE, ["spec", "template"]),
+    ("batch/v1", "Job", "spec:\n" + TEMPLATE, ["spec", "template"]),
+    ("v1", "ReplicationController", SPEC_TEMPLATE, ["spec", "template"]),
+    ("batch/v1", "CronJob", JOB_TEMPLATE,
+     ["spec", "jobTemplate", "spec", "template"]),
+    ("batch/v1beta1", "CronJob", JOB_TEMPLATE,
+     ["spec", "jobTemplate", "spec", "template"]),
+    ("v1", "PodTemplate", TEMPLATE.replace("\n  ", "\n").lstrip(" "),
+     ["template"]),
+    ("v1", "Pod", "spec:\n  containers:\n" + "\n".join(
+        line[4:] for line in GPU_CONTAINER.split("\n")), []),
+]
+
+
+@pytest.mark.parametrize("api,kind,body,path", KINDS,
+                         ids=["%s/%s" % (k[0], k[1]) for k in KINDS])
+def test_workload_kind(api, kind, body, path):
+    src = workload(api, kind, "trainer", body).encode()
+    [obj] = read_yaml(src)
+    want, nops = expect_defaulted(obj, path)
+    assert nops > 0
+    rc, out, err = run(["default", "-"], src)
+    assert rc == 0, err
+    assert read_yaml(out) == [want]
+    assert ('warning: %s ml/trainer: container "cuda": set '
+            'nvidia.com/gpumem=5000 (defaultMemory)' % kind) in err
+    # Key order: the input's keys first, in their order.
+    assert out.decode().startswith("apiVersion: %s\nkind: %s\nmetadata:\n"
+                                   % (api, kind))
+    # Round trip: the output is a fixed point.
+    rc2, out2, err2 = run(["default", "-"], out)
+    assert (rc2, out2) == (0, out), err2
+    rc3, out3, err3 = run(["default", "--check", "-"], out)
+    assert (rc3, out3, err3) == (0, b"", "")
+    rc4, out4, err4 = run(["default", "--check", "-"], src)
+    assert (rc4, out4) == (3, b"")
+    assert err4 == "%s ml/trainer: %d operations\n" % (kind, nops)
+
+
+def test_other_group_passes_unchanged():
+    src = (workload("example.com/v1", "Job", "j", "spec:\n" + TEMPLATE) +
+           "---\n" +
+           workload("apps/v1beta2", "Deployment", "d", SPEC_TEMPLATE)).encode()
+    rc, out, err = run(["default", "-"], src)
+    assert rc == 0 and err == ""
+    assert read_yaml(out) == read_yaml(src)
+
+
+STREAM = b"""\
+# rendered by helm template
+---
+# Source: chart/templates/config.yaml
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings   # trailing comment
+  labels: &labels
+    app: trainer
+    tier: "1"
+data:
+  enabled: "yes"
+---
+---
+# Source: chart/templates/deploy.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: trainer
+  labels: &labels
+    app: trainer
+spec:
+  selector:
+    matchLabels: *labels
+  template:
+    metadata:
+      labels: *labels
+    spec:
+      containers:
+""" + GPU_CONTAINER.encode() + b"""\
+...
+---
+apiVersion: v1
+kind: Service
+metadata: {name: trainer, labels: &l {app: trainer, tier: "1"}}
+spec: {ports: [{port: 80, targetPort: 8080}], selector: *l}
+"""
+
+
+def test_stream_comments_empty_documents_anchors():
+    docs = read_yaml(STREAM)
+    assert [d["kind"] for d in docs] == ["ConfigMap", "Deployment", "Service"]
+    want = [docs[0], expect_defaulted(docs[1], ["spec", "template"])[0],
+            docs[2]]
+    rc, out, err = run(["default", "--namespace", "ml", "-"], STREAM)
+    assert rc == 0, err
+    assert read_yaml(out) == want
+    assert out.count(b"\n---\n") == 2 and not out.startswith(b"---")
+    assert "warning: Deployment ml/trainer: " in err
+
+
+def test_list_json_stays_json():
+    items = [json.loads(json.dumps(read_yaml(workload(
+        api, kind, "w%d" % i, body).encode())[0]))
+        for i, (api, kind, body, _) in enumerate(KINDS[:3])]
+    lst = {"apiVersion": "v1", "kind": "List", "metadata": {},
+           "items": items + [{"apiVersion": "v1", "kind": "Service",
+                              "metadata": {"name": "s"}}]}
+    rc, out, err = run(["default", "-"], json.dumps(lst, indent=1).encode())
+    assert rc == 0, err
+    got = json.loads(out)
+    want = copy.deepcopy(lst)
+    for i, (_, _, _, path) in enumerate(KINDS[:3]):
+        want["items"][i] = expect_defaulted(items[i], path)[0]
+    assert got == want
+    assert list(got) == ["apiVersion", "kind", "metadata", "items"]
+
+
+def test_list_yaml_and_typed_list():
+    src = b"apiVersion: apps/v1\nkind: DeploymentList\nitems:\n- " + \
+        workload("apps/v1", "Deployment", "a", SPEC_TEMPLATE).replace(
+            "\n", "\n  ").rstrip(" ").encode()
+    [lst] = read_yaml(src)
+    rc, out, err = run(["default", "-"], src)
+    assert rc == 0, err
+    [got] = read_yaml(out)
+    assert got["kind"] == "DeploymentList"
+    assert got["items"] == [expect_defaulted(lst["items"][0],
+                                             ["spec", "template"])[0]]
+
+
+SCALARS = b"""\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: scalars
+data:
+  y: y
+  Y_: Y
+  yes_: yes
+  "no": no
+  On_: On
+  OFF: OFF
+  tilde: ~
+  empty:
+  Null_: Null
+  exp: 1e3
+  expneg: -1.5E-3
+  dot: .5
+  hex: 0x1F
+  oct: 017
+  oct2: 0o17
+  bin: 0b101
+  under: 1_000
+  huge: 99999999999999999999
+  eight: 08
+  quoted: "1"
+  single: 'true'
+  time: 1:20
+  date: 2001-12-14
+  stamp: 2001-12-14T21:59:43.10-05:00
+  ver: 1.10
+  str: !!str 123
+  int: !!int "7"
+  colon: "a: b"
+  hash: "a #b"
+  lead: " x"
+  multi: |
+    line one
+    line two
+  folded: >
+    folded
+    text
+  unicode: "caf\\u00e9 \\u2028 \\x85 end"
+  ctl: "tab\\tbell\\a"
+  dash: -x
+  dashes: --flag
+  dashnum: -1
+  merge: {<<: [{a: 1}, {b: 2}], c: 3}
+  1: int key
+  2.5: real key
+  1e6: real key 2
+  0.00001: real key 3
+  100.0: real key 4
+  1234567.0: real key 5
+  list: [a, 'b', "c", 1.0, -0, +7]
+  edges: [0x, +0x1, -0x1F, 0X1F, 0B11, 0b2, -0b101, 0o, 00, "+", -, 1__0, _1,
+          1., +.5, .5., 1e, 1e+3, 1.5E3, 1_000.5, 9223372036854775807,
+          -9223372036854775808, 1e400, .5e400, ._5,
+          .Inf_, nulL, nO, oN, Off, tRUE, yES, -.5, +1_0, 0_x1, 12:30:45,
+          2001-12-14t21:59:43.10-05:00, 1.0.0, v1, =, <<a]
+"""
+
+
+def test_yaml_scalars_read_as_go_yaml_reads_them():
+    rc, out, err = run(["default", "-"], SCALARS)
+    assert rc == 0, err
+    assert read_yaml(out) == read_yaml(SCALARS)
+    text = out.decode()
+    for quoted in ['"no"', '"1"', '"1:20"', '"2001-12-14"',
+                   '"true"', '"123"']:
+        assert quoted in text, quoted
+    rc2, out2, _ = run(["default", "-"], out)
+    assert (rc2, out2) == (0, out)
+
+
+def test_integer_beyond_int64_becomes_a_real():
+    # go-yaml keeps a uint64; JSON numbers go through jansson here, which
+    # has none (README, "What survives").
+    rc, out, err = run(["default", "-"], b"a: 9223372036854775808\n")
+    assert rc == 0 and out == b"a: 9.223372036854776e+18\n", (out, err)
+
+
+def test_strings_needing_quotes_survive():
+    words = ["y", "Y", "n", "yes", "No", "on", "OFF", "true", "False", "null",
+             "Null", "~", "", "1", "-1", "+1", "1e3", "1E3", ".5", "0x10",
+             "0o7", "0b1", "017", "1_0", "1:20", "2001-12-14",
+             "2001-12-14 21:59:43.10", ".inf", "-.Inf", ".NaN", "<<", "- x",
+             "#c", "a #c", "a: b", "[x]", "{x}", "*x", "&x", "!x", "%x",
+             "@x", "`x", "'x'", '"x"', "x ", " x", "x\ny", "---", "...",
+             "? x", "|", ">", "caf\u00e9", "\u2028", "\ufeff", "tab\t"]
+    data = {"k%d" % i: w for i, w in enumerate(words)}
+    data.update({w: "key" for w in words if w})
+    obj = {"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": "words"}, "data": data}
+    # JSON in gives JSON out; YAML out is tested through a YAML input
+    # that go-yaml reads as obj: JSON is YAML, in flow style.
+    src = b"# words\n" + json.dumps(obj).encode()
+    rc, out, err = run(["default", "-"], src)
+    assert rc == 0, err
+    assert read_yaml(out) == [obj]
+
+
+def test_json_in_json_out_round_trip():
+    pod = read_yaml(workload("v1", "Pod", "p", KINDS[-1][2]).encode())[0]
+    pod["spec"]["containers"][0]["resources"]["requests"] = {"cpu": 0.1}
+    rc, out, err = run(["default", "-"], json.dumps(pod).encode())
+    assert rc == 0, err
+    got = json.loads(out)
+    assert got == expect_defaulted(pod, [])[0]
+    assert b'"cpu": 0.1' in out
+    rc2, out2, _ = run(["default", "-"], out)
+    assert (rc2, out2) == (0, out)
+
+
+PINNED = workload("apps/v1", "Deployment", "pinned", SPEC_TEMPLATE.replace(
+    "    spec:\n      containers:", "    spec:\n      nodeName: gpu-node-7\n"
+    "      containers:")).encode()
+
+
+def test_denial_mid_stream():
+    good = workload("apps/v1", "Deployment", "trainer", SPEC_TEMPLATE).encode()
+    src = good + b"---\n" + PINNED + b"---\n" + good.replace(b"trainer",
+                                                            b"other")
+    rc, out, err = run(["default", "-"], src)
+    assert rc == 1 and out == b""
+    assert ('error: document 2 (Deployment ml/pinned): denied (403 '
+            'Forbidden): spec.nodeName "gpu-node-7" bypasses the vGPU '
+            'scheduler') in err
+    rc, out, err = run(["default", "--check", "-"], src)
+    assert rc == 1 and out == b""
+
+
+def test_template_of_wrong_type_is_a_400_denial():
+    src = workload("apps/v1", "Deployment", "bad",
+                   "spec:\n  template:\n    spec:\n      containers: {}\n")
+    rc, out, err = run(["default", "-"], src.encode())
+    assert rc == 1 and out == b""
+    assert "error: document 1 (Deployment ml/bad): denied (400 BadRequest)" \
+        in err
+    src = workload("apps/v1", "Deployment", "bad", "spec:\n  template: []\n")
+    rc, out, err = run(["default", "-"], src.encode())
+    assert rc == 1 and out == b""
+    assert "spec.template: expected an object, got an array" in err
+
+
+def test_kind_not_a_string_warns_and_passes():
+    src = b"apiVersion: v1\nkind: [Pod]\nmetadata: {name: odd}\n"
+    rc, out, err = run(["default", "-"], src)
+    assert rc == 0
+    assert read_yaml(out) == read_yaml(src)
+    assert "warning: document 1" in err and "kind is not a string" in err
+
+
+@pytest.mark.parametrize("src,want", [
+    (b"apiVersion: v1\nkind: Pod\nmetadata: {name: [x}\n",
+     "error: document 1: line 3, column "),
+    (b"a: 1\n---\nb: [1, 2\n", "error: document 2: line "),
+    (b"a: 1\na: 2\n", 'mapping key "a" already defined'),
+    (b"- 1\n- 2\n", "error: document 1: line 1: not a mapping but an array"),
+    (b"---\nkind: x\n---\njust a string\n",
+     "error: document 2: line 3: not a mapping but a string"),
+    (b"[1, 2]", "a JSON array is not a manifest"),
+    (b"a: *nope\n", 'unknown anchor "nope"'),
+    (b"b: &b {x: 1}\nm: {<<: *b, x: 2}\n", 'mapping key "x" already defined'),
+    (b"m: {<<: [1]}\n", "a merge key (<<) needs a mapping"),
+    (b"a: .inf\n", "not a number JSON can hold"),
+    (b"a: !foo x\n", "unsupported tag"),
+    (b"a: !!int x\n", "cannot decode"),
+    (b"? [a]\n: b\n", "a mapping key must be"),
+    (b"~: b\n", "a mapping key must be"),
+    (b"a: \xff\n", "error: document"),
+    (b"a: " + b"[" * 300 + b"]" * 300 + b"\n", "nested deeper than"),
+], ids=["syntax", "syntax-doc2", "duplicate-key", "sequence", "scalar-doc",
+        "json-array", "unknown-anchor", "merge-duplicate", "merge-scalar", "inf", "custom-tag", "bad-int-tag",
+        "collection-key", "null-key", "bad-utf8", "deep"])
+def test_input_errors(src, want):
+    rc, out, err = run(["default", "-"], src)
+    assert rc == 2 and out == b"", err
+    assert want in err, err
+
+
+def test_alias_bomb_is_refused_quickly():
+    lines = ['a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    for i in range(1, 10):
+        lines.append("a%d: &a%d [%s]" % (i, i, ", ".join(["*a%d" % (i - 1)] * 10)))
+    src = ("\n".join(lines) + "\n").encode()
+    rc, out, err = run(["default", "-"], src)
+    assert rc == 2 and out == b""
+    assert "aliases expand to more than" in err
+
+
+def test_document_over_3_mib():
+    big = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n" + \
+        b"".join(b"  k%07d: vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv\n"
+                 % i for i in range(60000))
+    assert len(big) > 3 << 20
+    rc, out, err = run(["default", "-"], b"a: 1\n---\n" + big)
+    assert rc == 2 and out == b""
+    assert "error: document 2: the document is larger than 3145728 bytes" \
+        in err
+
+
+def test_exit_status_order():
+    # An input error (2) wins over a denial (1).
+    src = PINNED + b"---\n- not a mapping\n"
+    rc, out, err = run(["default", "-"], src)
+    assert rc == 2 and out == b""
+    assert "document 1 (Deployment ml/pinned): denied" in err
+    assert "document 2: line " in err
+
+
+def test_namespace_flag_names_objects():
+    src = b"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n" \
+          b"  containers:\n  - name: cuda\n    image: x\n    resources:\n" \
+          b"      limits: {nvidia.com/gpu: 1}\n"
+    rc, _, err = run(["default", "--namespace", "team-a", "-"], src)
+    assert rc == 0 and "warning: Pod team-a/p: " in err
+    rc, _, err = run(["default", "-"], src)
+    assert rc == 0 and "warning: Pod default/p: " in err
+    rc, _, err = run(["review", "--check", "-"], src)
+    assert rc == 2 and "--check" in err
+
+
+def test_anchors_do_not_cross_documents():
+    rc, out, err = run(["default", "-"], b"a: &x 1\n---\nb: *x\n")
+    assert rc == 2 and 'document 2: line 3, column 4: unknown anchor "x"' \
+        in err, err
+
+
+def test_empty_input():
+    for src in (b"", b"# only a comment\n", b"---\n---\n"):
+        rc, out, err = run(["default", "-"], src)
+        assert (rc, out, err) == (0, b"", "")

@@ -1,0 +1,49 @@
+/*
+ * manifest.h - the `default` command on Kubernetes manifests (SPEC
+ * section 8): JSON or YAML in, one object, a multi-document stream or a
+ * List; each Pod and each workload's pod template decided by
+ * review_pod_apply() (the decision review and serve make) and patched in
+ * place; the manifests out in the input's format.
+ */
+#ifndef MANIFEST_H
+#define MANIFEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "buf.h"
+#include "compiler.h"
+
+struct config;
+
+/* Exit statuses of `default`, also the order in which they win. */
+enum manifest_status {
+	MANIFEST_OK = 0,      /* defaulted (or nothing to do) */
+	MANIFEST_DENIED = 1,  /* some object denied */
+	MANIFEST_INPUT = 2,   /* unreadable input, a syntax error, a limit */
+	MANIFEST_CHANGED = 3, /* --check: something would change */
+};
+
+struct manifest_options {
+	const char *namespace_; /* for objects without one; NULL: "default" */
+	bool check;             /* say what would change, write nothing */
+};
+
+/*
+ * Defaults the manifests in buf[0..len) with cfg.  The manifests go to
+ * out (only when the status is MANIFEST_OK and check is off), and one
+ * line per warning, denial, error or (with check) changed object goes to
+ * msgs, each ending in a newline:
+ *   warning: KIND NAMESPACE/NAME: TEXT
+ *   error: document N (KIND NAMESPACE/NAME): MESSAGE
+ *   error: document N: line L, column C: MESSAGE
+ *   KIND NAMESPACE/NAME: N operations
+ * Returns the exit status: the first of 2, 1, 3, 0 that applies.  Out of
+ * memory is an error of status 2.
+ */
+enum manifest_status manifest_default(const struct config *cfg,
+				      const char *buf, size_t len,
+				      const struct manifest_options *opt,
+				      struct buf *out, struct buf *msgs);
+
+#endif /* MANIFEST_H */

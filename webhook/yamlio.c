@@ -1,0 +1,1019 @@
+/*
+ * yamlio.c - YAML in and out (see yamlio.h): libyaml's event parser feeding a
+ * builder of jansson values, and a block-style writer.
+ */
+#include <stdarg.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#include "jsonout.h"
+#include "yamlio.h"
+
+/* --- scalars, as go-yaml v2 resolves them -------------------------------- */
+
+static const char *const true_words[] = {
+	"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON",
+};
+static const char *const false_words[] = {
+	"n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off",
+	"OFF",
+};
+static const char *const null_words[] = { "~", "null", "Null", "NULL" };
+/* Go reals that JSON cannot hold. */
+static const char *const nonfinite_words[] = {
+	".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf",
+	"+.INF", "-.inf", "-.Inf", "-.INF",
+};
+
+#define NWORDS(a) (sizeof(a) / sizeof((a)[0]))
+
+static bool in_words(const char *const *words, size_t nwords, const char *s,
+		     size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < nwords; i++)
+		if (strlen(words[i]) == n && !memcmp(words[i], s, n))
+			return true;
+	return false;
+}
+
+static int digit_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return 99;
+}
+
+/*
+ * Reads s[0..n) as Go's strconv.Parse{Int,Uint}(s, base, 64) would, with
+ * base 0 (a prefix picks it) or 2.  A sign is read when signed.  Returns
+ * 0 with *neg and *mag set, or -1 when Go would fail for the syntax or
+ * the uint64 range.
+ */
+static int go_parse_int(const char *s, size_t n, int base, bool signed_,
+			bool *neg, uint64_t *mag)
+{
+	uint64_t v = 0;
+	size_t i = 0;
+	int d;
+
+	*neg = false;
+	if (signed_ && n && (s[0] == '+' || s[0] == '-')) {
+		*neg = s[0] == '-';
+		i = 1;
+	}
+	if (base == 0) {
+		base = 10;
+		if (n - i >= 2 && s[i] == '0') {
+			char p = s[i + 1];
+
+			if (p == 'x' || p == 'X') {
+				base = 16;
+				i += 2;
+			} else if (p == 'o' || p == 'O') {
+				base = 8;
+				i += 2;
+			} else if (p == 'b' || p == 'B') {
+				base = 2;
+				i += 2;
+			} else {
+				base = 8;
+				i += 1;
+			}
+		}
+	}
+	if (i >= n)
+		return -1;
+	for (; i < n; i++) {
+		d = digit_value(s[i]);
+		if (d >= base)
+			return -1;
+		if (v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base)
+			return -1;
+		v = v * (uint64_t)base + (uint64_t)d;
+	}
+	*mag = v;
+	return 0;
+}
+
+/* Go's ParseInt(s, base, 64) into *out: 0, or -1 (syntax or range). */
+static int go_int64(const char *s, size_t n, int base, int64_t *out)
+{
+	bool neg;
+	uint64_t mag;
+
+	if (go_parse_int(s, n, base, true, &neg, &mag))
+		return -1;
+	if (neg) {
+		if (mag > (uint64_t)INT64_MAX + 1)
+			return -1;
+		*out = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN :
+			-(int64_t)mag;
+	} else {
+		if (mag > (uint64_t)INT64_MAX)
+			return -1;
+		*out = (int64_t)mag;
+	}
+	return 0;
+}
+
+/* Whether s matches ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$ */
+static bool yaml_style_float(const char *s, size_t n)
+{
+	size_t i = 0, d;
+
+	if (i < n && (s[i] == '+' || s[i] == '-'))
+		i++;
+	if (i < n && s[i] == '.') {
+		for (d = ++i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			;
+		if (i == d)
+			return false;
+	} else {
+		for (d = i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			;
+		if (i == d)
+			return false;
+		if (i < n && s[i] == '.')
+			for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+				;
+	}
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		i++;
+		if (i < n && (s[i] == '+' || s[i] == '-'))
+			i++;
+		for (d = i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			;
+		if (i == d)
+			return false;
+	}
+	return i == n;
+}
+
+/* strtod of s[0..n) (a yaml_style_float): 0, or -1 on overflow. */
+static int parse_real(const char *s, size_t n, double *out)
+{
+	char tmp[128], *copy = tmp, *end;
+	double d;
+	int rc = 0;
+
+	if (n >= sizeof(tmp)) {
+		copy = malloc(n + 1);
+		if (!copy)
+			return -1;
+	}
+	memcpy(copy, s, n);
+	copy[n] = '\0';
+	d = strtod(copy, &end);
+	if (end != copy + n || !isfinite(d))
+		rc = -1;
+	if (copy != tmp)
+		free(copy);
+	if (!rc)
+		*out = d;
+	return rc;
+}
+
+enum scalar_kind { S_STRING, S_NULL, S_BOOL, S_INT, S_REAL, S_NONFINITE };
+
+struct scalar {
+	enum scalar_kind kind;
+	bool b;
+	int64_t i;
+	double r;
+};
+
+/*
+ * What go-yaml v2 makes of the plain scalar s[0..n) (its resolve()).
+ * Integers beyond int64 are reals, as JSON numbers.  Returns -1 only out
+ * of memory.
+ */
+static int resolve_plain(const char *s, size_t n, struct scalar *out)
+{
+	char tmp[128], *plain = tmp;
+	size_t i, m = 0;
+	int rc = 0;
+	uint64_t mag;
+	bool neg;
+	char c = n ? s[0] : 'N';
+
+	memset(out, 0, sizeof(*out));
+	out->kind = S_STRING;
+	if (!n) {
+		out->kind = S_NULL;
+		return 0;
+	}
+	/* The words are at most 6 bytes and start with one of these. */
+	if (n > 6 || !strchr("yYnNtTfFoO~.+-", c))
+		goto not_a_word;
+	if (in_words(null_words, NWORDS(null_words), s, n)) {
+		out->kind = S_NULL;
+		return 0;
+	}
+	if (in_words(true_words, NWORDS(true_words), s, n) ||
+	    in_words(false_words, NWORDS(false_words), s, n)) {
+		out->kind = S_BOOL;
+		out->b = in_words(true_words, NWORDS(true_words), s, n);
+		return 0;
+	}
+	if (in_words(nonfinite_words, NWORDS(nonfinite_words), s, n)) {
+		out->kind = S_NONFINITE;
+		return 0;
+	}
+not_a_word:
+	if (c == '.') {
+		if (yaml_style_float(s, n) && !parse_real(s, n, &out->r))
+			out->kind = S_REAL;
+		return 0;
+	}
+	if (!(c == '+' || c == '-' || (c >= '0' && c <= '9')))
+		return 0;
+	if (n >= sizeof(tmp)) {
+		plain = malloc(n + 1);
+		if (!plain)
+			return -1;
+	}
+	for (i = 0; i < n; i++)
+		if (s[i] != '_')
+			plain[m++] = s[i];
+	if (!go_int64(plain, m, 0, &out->i)) {
+		out->kind = S_INT;
+	} else if (!go_parse_int(plain, m, 0, false, &neg, &mag)) {
+		out->kind = S_REAL;
+		out->r = (double)mag;
+	} else if (yaml_style_float(plain, m) &&
+		   !parse_real(plain, m, &out->r)) {
+		out->kind = S_REAL;
+	} else if (m > 2 && !memcmp(plain, "0b", 2)) {
+		if (!go_int64(plain + 2, m - 2, 2, &out->i))
+			out->kind = S_INT;
+		else if (!go_parse_int(plain + 2, m - 2, 2, false, &neg, &mag)) {
+			out->kind = S_REAL;
+			out->r = (double)mag;
+		}
+	} else if (m > 3 && !memcmp(plain, "-0b", 3)) {
+		plain[2] = '-';
+		if (!go_int64(plain + 2, m - 2, 2, &out->i))
+			out->kind = S_INT;
+	}
+	if (plain != tmp)
+		free(plain);
+	return rc;
+}
+
+int yamlio_plain_safe(const char *s, size_t n)
+{
+	struct scalar sc;
+	size_t i;
+	char c;
+
+	if (!n || n > 1000)
+		return 0;
+	c = s[0];
+	/* "-x" and "--flag" are plain; "- x", "-1" and "---" are not. */
+	if (c == '-' && n > 1 && ((s[1] >= 'a' && s[1] <= 'z') ||
+				  (s[1] >= 'A' && s[1] <= 'Z') ||
+				  (s[1] == '-' && n > 2 && s[2] != '-')))
+		c = 'a';
+	if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+	      c == '/'))
+		return 0;
+	for (i = 0; i < n; i++) {
+		c = s[i];
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || (c && strchr("_./-=+@,()", c)))
+			continue;
+		if (c == ':' && i + 1 < n && s[i + 1] != ' ')
+			continue;
+		if (c == ' ' && i + 1 < n && s[i + 1] != ' ' &&
+		    s[i + 1] != '#')
+			continue;
+		return 0;
+	}
+	if (resolve_plain(s, n, &sc) || sc.kind != S_STRING)
+		return 0;
+	return 1;
+}
+
+/* --- the reader ---------------------------------------------------------- */
+
+#define TAG_PREFIX "tag:yaml.org,2002:"
+
+/* A collection being built. */
+struct frame {
+	json_t *value;    /* the object or array */
+	json_t *key;      /* a mapping's pending key (a string), or NULL */
+	bool merge;       /* the pending key is "<<" */
+	char *anchor;     /* malloc'd, or NULL */
+	size_t nodes0;    /* nodes made before this one */
+};
+
+struct reader {
+	struct frame *stack;
+	size_t depth;
+	json_t *anchors;    /* name -> [value, node count] */
+	json_t *root;       /* the current document's value */
+	size_t doc_start;   /* the byte where it starts */
+	int doc_line;       /* the line where it starts */
+	size_t nodes;       /* nodes made in the current document */
+	size_t doc_alias_nodes; /* nodes copied by its aliases */
+	size_t alias_nodes; /* nodes copied by aliases in the stream */
+	size_t alias_max;   /* the stream's budget */
+	yamlio_doc_fn *fn;
+	void *ctx;
+	struct yamlio_error *err;
+};
+
+__attribute__((format(printf, 3, 4)))
+static int fail(struct reader *r, const yaml_mark_t *mark, const char *fmt,
+		...)
+{
+	va_list ap;
+
+	r->err->line = mark ? (int)mark->line + 1 : 0;
+	r->err->column = mark ? (int)mark->column + 1 : 0;
+	va_start(ap, fmt);
+	vsnprintf(r->err->text, sizeof(r->err->text), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* The text of s cut short and masked for a message (into out[64]). */
+static const char *show(char out[64], const char *s, size_t n)
+{
+	size_t i, m = 0;
+
+	for (i = 0; i < n && m < 40; i++)
+		out[m++] = (unsigned char)s[i] < 0x20 ? '?' : s[i];
+	if (i < n) {
+		memcpy(out + m, "...", 3);
+		m += 3;
+	}
+	out[m] = '\0';
+	return out;
+}
+
+/* Go's strconv.FormatFloat(d, 'g', -1, 64), for a real used as a key. */
+static void go_format_real(char out[40], double d)
+{
+	int p = jsonout_real_precision(d, 1), exp;
+	char e[40];
+
+	snprintf(e, sizeof(e), "%.*e", p - 1, d);
+	exp = atoi(strchr(e, 'e') + 1);
+	/* Go: %e when the exponent is below -4 or at least 6 (shortest). */
+	if (exp < -4 || exp >= 6)
+		snprintf(out, 40, "%s", e);
+	else
+		snprintf(out, 40, "%.*f", p - 1 - exp > 0 ? p - 1 - exp : 0,
+			 d);
+}
+
+/*
+ * The value of a scalar event: a new reference, or NULL after fail().
+ * *is_merge is set for the plain "<<".
+ */
+static json_t *scalar_value(struct reader *r, const yaml_event_t *ev,
+			    bool *is_merge)
+{
+	const char *s = (const char *)ev->data.scalar.value;
+	size_t n = ev->data.scalar.length;
+	const char *tag = (const char *)ev->data.scalar.tag;
+	bool plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+	struct scalar sc;
+	char shown[64];
+	json_t *v;
+
+	*is_merge = false;
+	if (tag && !strcmp(tag, "!"))
+		plain = false, tag = NULL;
+	if (tag && strcmp(tag, TAG_PREFIX "str")) {
+		static const char *const known[] = {
+			TAG_PREFIX "int", TAG_PREFIX "float", TAG_PREFIX "bool",
+			TAG_PREFIX "null",
+		};
+		size_t i;
+
+		for (i = 0; i < NWORDS(known); i++)
+			if (!strcmp(tag, known[i]))
+				break;
+		if (i == NWORDS(known)) {
+			fail(r, &ev->start_mark, "unsupported tag %s",
+			     show(shown, tag, strlen(tag)));
+			return NULL;
+		}
+		if (resolve_plain(s, n, &sc))
+			goto oom;
+		if ((i == 0 && sc.kind != S_INT) ||
+		    (i == 1 && sc.kind != S_INT && sc.kind != S_REAL &&
+		     sc.kind != S_NONFINITE) ||
+		    (i == 2 && sc.kind != S_BOOL) || (i == 3 && sc.kind != S_NULL)) {
+			fail(r, &ev->start_mark, "cannot decode \"%s\" as !!%s",
+			     show(shown, s, n), known[i] + strlen(TAG_PREFIX));
+			return NULL;
+		}
+		if (i == 1 && sc.kind == S_INT) {
+			sc.kind = S_REAL;
+			sc.r = (double)sc.i;
+		}
+	} else if (tag || !plain) {
+		sc.kind = S_STRING;
+	} else {
+		*is_merge = n == 2 && !memcmp(s, "<<", 2);
+		if (resolve_plain(s, n, &sc))
+			goto oom;
+	}
+	switch (sc.kind) {
+	case S_NULL:
+		v = json_null();
+		break;
+	case S_BOOL:
+		v = json_boolean(sc.b);
+		break;
+	case S_INT:
+		v = json_integer(sc.i);
+		break;
+	case S_REAL:
+		v = json_real(sc.r);
+		break;
+	case S_NONFINITE:
+		fail(r, &ev->start_mark,
+		     "%s is not a number JSON can hold", show(shown, s, n));
+		return NULL;
+	default:
+		v = json_stringn(s, n);
+		if (!v) {
+			fail(r, &ev->start_mark, "invalid UTF-8 in a string");
+			return NULL;
+		}
+		return v;
+	}
+	if (!v)
+		goto oom;
+	return v;
+oom:
+	fail(r, NULL, "out of memory");
+	return NULL;
+}
+
+/* The member name a key value makes (sigs.k8s.io/yaml): new, or NULL. */
+static json_t *key_string(struct reader *r, json_t *key,
+			  const yaml_mark_t *mark)
+{
+	char tmp[40];
+
+	if (json_is_string(key)) {
+		/* jansson looks keys up as C strings, as JSON decoders do. */
+		if (memchr(json_string_value(key), '\0',
+			   json_string_length(key))) {
+			fail(r, mark, "a mapping key holds a NUL character");
+			return NULL;
+		}
+		return json_incref(key);
+	}
+	if (json_is_integer(key))
+		snprintf(tmp, sizeof(tmp), "%lld",
+			 (long long)json_integer_value(key));
+	else if (json_is_real(key))
+		go_format_real(tmp, json_real_value(key));
+	else if (json_is_boolean(key))
+		snprintf(tmp, sizeof(tmp), "%s",
+			 json_is_true(key) ? "true" : "false");
+	else {
+		fail(r, mark, "a mapping key must be a string, a number or "
+		     "a boolean, not %s", jsonout_type_name(key));
+		return NULL;
+	}
+	return json_string(tmp);
+}
+
+/*
+ * Merges the mapping src into the frame's mapping.  As in go-yaml v2's
+ * strict mode, a merged key that the mapping has already, from its own
+ * keys or another merge, is a duplicate.
+ */
+static int merge_into(struct reader *r, struct frame *f, json_t *src,
+		      const yaml_mark_t *mark)
+{
+	const char *k;
+	size_t klen;
+	json_t *item;
+	char shown[64];
+
+	if (!json_is_object(src))
+		return fail(r, mark, "a merge key (<<) needs a mapping or a "
+			    "sequence of mappings");
+	json_object_keylen_foreach(src, k, klen, item) {
+		if (json_object_getn(f->value, k, klen))
+			return fail(r, mark, "mapping key \"%s\" already defined",
+				    show(shown, k, klen));
+		if (json_object_setn(f->value, k, klen, item))
+			return fail(r, NULL, "out of memory");
+	}
+	return 0;
+}
+
+/*
+ * Puts the finished node v (a new reference, consumed) where it belongs:
+ * the document root, an item, a key or a value.  anchor names it (v is
+ * then registered with its node count).  Returns 0 or -1 after fail().
+ */
+static int place(struct reader *r, json_t *v, const char *anchor,
+		 size_t nodes, bool is_merge, const yaml_mark_t *mark)
+{
+	struct frame *f;
+	json_t *key, *pair;
+	char shown[64];
+	int rc = -1;
+
+	if (anchor) {
+		pair = json_pack("[OI]", v, (json_int_t)nodes);
+		if (!pair || json_object_set_new(r->anchors, anchor, pair)) {
+			fail(r, NULL, "out of memory");
+			goto out;
+		}
+	}
+	if (!r->depth) {
+		json_decref(r->root);
+		r->root = json_incref(v);
+		rc = 0;
+		goto out;
+	}
+	f = &r->stack[r->depth - 1];
+	if (json_is_array(f->value)) {
+		if (json_array_append(f->value, v)) {
+			fail(r, NULL, "out of memory");
+			goto out;
+		}
+		rc = 0;
+		goto out;
+	}
+	if (!f->key && !f->merge) {
+		if (is_merge) {
+			f->merge = true;
+			rc = 0;
+			goto out;
+		}
+		f->key = key_string(r, v, mark);
+		rc = f->key ? 0 : -1;
+		goto out;
+	}
+	if (f->merge) {
+		size_t i;
+
+		f->merge = false;
+		if (json_is_array(v)) {
+			for (i = 0; i < json_array_size(v); i++)
+				if (merge_into(r, f, json_array_get(v, i), mark))
+					goto out;
+		} else if (merge_into(r, f, v, mark)) {
+			goto out;
+		}
+		rc = 0;
+		goto out;
+	}
+	key = f->key;
+	f->key = NULL;
+	if (json_object_getn(f->value, json_string_value(key),
+			     json_string_length(key))) {
+		fail(r, mark, "mapping key \"%s\" already defined",
+		     show(shown, json_string_value(key),
+			  json_string_length(key)));
+		json_decref(key);
+		goto out;
+	}
+	if (json_object_setn(f->value, json_string_value(key),
+			     json_string_length(key), v)) {
+		fail(r, NULL, "out of memory");
+		json_decref(key);
+		goto out;
+	}
+	json_decref(key);
+	rc = 0;
+out:
+	json_decref(v);
+	return rc;
+}
+
+static void frame_release(struct frame *f)
+{
+	json_decref(f->value);
+	json_decref(f->key);
+	free(f->anchor);
+}
+
+/* Handles one event.  Returns 0, 1 at the end of the stream, or -1. */
+static int on_event(struct reader *r, const yaml_event_t *ev)
+{
+	const yaml_mark_t *mark = &ev->start_mark;
+	const char *anchor = NULL;
+	struct frame *f;
+	json_t *v, *pair;
+	bool is_merge = false;
+	size_t nodes, doc_max;
+	char shown[64];
+
+	switch (ev->type) {
+	case YAML_STREAM_END_EVENT:
+		return 1;
+	case YAML_DOCUMENT_START_EVENT:
+		r->err->document++;
+		r->nodes = 0;
+		r->doc_alias_nodes = 0;
+		r->doc_start = mark->index;
+		r->doc_line = (int)mark->line + 1;
+		json_decref(r->root);
+		r->root = NULL;
+		json_object_clear(r->anchors);
+		return 0;
+	case YAML_DOCUMENT_END_EVENT: {
+		int rc = r->fn(r->ctx, r->root ? r->root : json_null(),
+			       r->err->document, r->doc_line);
+
+		json_decref(r->root);
+		r->root = NULL;
+		json_object_clear(r->anchors);
+		if (rc) {
+			r->err->text[0] = '\0';
+			return -1;
+		}
+		return 0;
+	}
+	case YAML_ALIAS_EVENT: {
+		const char *name = (const char *)ev->data.alias.anchor;
+
+		pair = json_object_get(r->anchors, name);
+		if (!pair)
+			return fail(r, mark, "unknown anchor \"%s\" referenced",
+				    show(shown, name, strlen(name)));
+		nodes = (size_t)json_integer_value(json_array_get(pair, 1));
+		/* A budget per stream bounds the time, one per document (by
+		 * its bytes so far) the memory. */
+		doc_max = YAMLIO_ALIAS_NODES_MIN +
+			  (mark->index - r->doc_start) / 8;
+		if (nodes > r->alias_max - r->alias_nodes ||
+		    nodes > doc_max - r->doc_alias_nodes)
+			return fail(r, mark, "aliases expand to more than %zu "
+				    "nodes", nodes > r->alias_max - r->alias_nodes ?
+				    r->alias_max : doc_max);
+		r->alias_nodes += nodes;
+		r->doc_alias_nodes += nodes;
+		r->nodes += nodes;
+		v = json_deep_copy(json_array_get(pair, 0));
+		if (!v)
+			return fail(r, NULL, "out of memory");
+		return place(r, v, NULL, nodes, false, mark);
+	}
+	case YAML_SCALAR_EVENT:
+		anchor = (const char *)ev->data.scalar.anchor;
+		v = scalar_value(r, ev, &is_merge);
+		if (!v)
+			return -1;
+		r->nodes++;
+		return place(r, v, anchor, 1, is_merge, mark);
+	case YAML_SEQUENCE_START_EVENT:
+	case YAML_MAPPING_START_EVENT:
+		if (r->depth >= YAMLIO_DEPTH_MAX)
+			return fail(r, mark, "nested deeper than %d levels",
+				    YAMLIO_DEPTH_MAX);
+		anchor = (const char *)(ev->type == YAML_MAPPING_START_EVENT ?
+					ev->data.mapping_start.anchor :
+					ev->data.sequence_start.anchor);
+		f = &r->stack[r->depth];
+		memset(f, 0, sizeof(*f));
+		f->value = ev->type == YAML_MAPPING_START_EVENT ? json_object() :
+			   json_array();
+		f->anchor = anchor ? strdup(anchor) : NULL;
+		f->nodes0 = r->nodes++;
+		r->depth++;
+		if (!f->value || (anchor && !f->anchor))
+			return fail(r, NULL, "out of memory");
+		return 0;
+	case YAML_SEQUENCE_END_EVENT:
+	case YAML_MAPPING_END_EVENT: {
+		struct frame done = r->stack[--r->depth];
+		int rc;
+
+		rc = place(r, json_incref(done.value), done.anchor,
+			   r->nodes - done.nodes0, false, mark);
+		frame_release(&done);
+		return rc;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* Fills err from the parser's own error. */
+static void parser_error(struct reader *r, const yaml_parser_t *p)
+{
+	const yaml_mark_t *mark = p->problem_mark.line || p->problem_mark.column ||
+				  !p->context ? &p->problem_mark : &p->context_mark;
+
+	if (p->error == YAML_MEMORY_ERROR) {
+		fail(r, NULL, "out of memory");
+		return;
+	}
+	if (p->context)
+		fail(r, mark, "%s %s", p->problem ? p->problem : "syntax error",
+		     p->context);
+	else
+		fail(r, mark, "%s", p->problem ? p->problem : "syntax error");
+	if (p->error == YAML_READER_ERROR) {
+		r->err->line = 0;
+		r->err->column = 0;
+		snprintf(r->err->text, sizeof(r->err->text),
+			 "%s at byte %zu", p->problem ? p->problem :
+			 "invalid input", p->problem_offset);
+	}
+}
+
+int yamlio_each(const char *buf, size_t len, yamlio_doc_fn *fn, void *ctx,
+		struct yamlio_error *err)
+{
+	struct reader r;
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	int rc = -1;
+
+	memset(err, 0, sizeof(*err));
+	memset(&r, 0, sizeof(r));
+	r.err = err;
+	r.fn = fn;
+	r.ctx = ctx;
+	r.alias_max = YAMLIO_ALIAS_NODES_MIN + len / 8;
+	r.stack = calloc(YAMLIO_DEPTH_MAX + 1, sizeof(*r.stack));
+	r.anchors = json_object();
+	if (!r.stack || !r.anchors || !yaml_parser_initialize(&parser)) {
+		fail(&r, NULL, "out of memory");
+		goto out_noparser;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
+	for (;;) {
+		if (!yaml_parser_parse(&parser, &ev)) {
+			parser_error(&r, &parser);
+			rc = -1;
+			break;
+		}
+		/* Refused as soon as it is seen, not once it is built. */
+		if (ev.type != YAML_STREAM_END_EVENT &&
+		    ev.type != YAML_DOCUMENT_START_EVENT &&
+		    ev.end_mark.index - r.doc_start > YAMLIO_DOCUMENT_MAX)
+			rc = fail(&r, NULL, "the document is larger than %zu "
+				  "bytes", YAMLIO_DOCUMENT_MAX);
+		else
+			rc = on_event(&r, &ev);
+		yaml_event_delete(&ev);
+		if (rc)
+			break;
+	}
+	rc = rc == 1 ? 0 : -1;
+	yaml_parser_delete(&parser);
+out_noparser:
+	while (r.depth)
+		frame_release(&r.stack[--r.depth]);
+	free(r.stack);
+	json_decref(r.anchors);
+	json_decref(r.root);
+	return rc;
+}
+
+/* What yamlio_load() collects. */
+struct collected {
+	json_t *docs, *lines;
+};
+
+static int collect(void *ctx, json_t *doc, size_t index, int line)
+{
+	struct collected *c = ctx;
+
+	(void)index;
+	if (json_array_append(c->docs, doc) ||
+	    json_array_append_new(c->lines, json_integer(line)))
+		return -1;
+	return 0;
+}
+
+json_t *yamlio_load(const char *buf, size_t len, json_t **lines,
+		    struct yamlio_error *err)
+{
+	struct collected c = { json_array(), json_array() };
+
+	if (lines)
+		*lines = NULL;
+	if (!c.docs || !c.lines) {
+		memset(err, 0, sizeof(*err));
+		snprintf(err->text, sizeof(err->text), "out of memory");
+		goto fail;
+	}
+	if (yamlio_each(buf, len, collect, &c, err)) {
+		if (!err->text[0])
+			snprintf(err->text, sizeof(err->text), "out of memory");
+		goto fail;
+	}
+	if (lines)
+		*lines = c.lines;
+	else
+		json_decref(c.lines);
+	return c.docs;
+fail:
+	json_decref(c.docs);
+	json_decref(c.lines);
+	return NULL;
+}
+
+/* --- the writer ---------------------------------------------------------- */
+
+static void indent(struct buf *b, int n)
+{
+	static const char spaces[] = "                                ";
+
+	while (n > 0) {
+		int k = n < 32 ? n : 32;
+
+		buf_addn(b, spaces, (size_t)k);
+		n -= k;
+	}
+}
+
+/* Appends s[0..n) as a double-quoted YAML scalar. */
+static void write_quoted(struct buf *b, const char *s, size_t n)
+{
+	size_t i, start = 0;
+
+	buf_add(b, "\"");
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		const char *esc = NULL;
+		char hex[12];
+		size_t skip = 1;
+
+		if (c == '"')
+			esc = "\\\"";
+		else if (c == '\\')
+			esc = "\\\\";
+		else if (c == '\n')
+			esc = "\\n";
+		else if (c == '\t')
+			esc = "\\t";
+		else if (c < 0x20 || c == 0x7f) {
+			snprintf(hex, sizeof(hex), "\\x%02x", c);
+			esc = hex;
+		} else if (c == 0xc2 && i + 1 < n &&
+			   (unsigned char)s[i + 1] >= 0x80 &&
+			   (unsigned char)s[i + 1] <= 0x9f) {
+			/* C1 controls, NEL among them (a line break). */
+			snprintf(hex, sizeof(hex), "\\x%02x",
+				 (unsigned char)s[i + 1]);
+			esc = hex;
+			skip = 2;
+		} else if (c == 0xe2 && i + 2 < n &&
+			   (unsigned char)s[i + 1] == 0x80 &&
+			   ((unsigned char)s[i + 2] == 0xa8 ||
+			    (unsigned char)s[i + 2] == 0xa9)) {
+			esc = (unsigned char)s[i + 2] == 0xa8 ? "\\L" : "\\P";
+			skip = 3;
+		} else if (c == 0xef && i + 2 < n &&
+			   (unsigned char)s[i + 1] == 0xbb &&
+			   (unsigned char)s[i + 2] == 0xbf) {
+			esc = "\\uFEFF";
+			skip = 3;
+		}
+		if (!esc)
+			continue;
+		buf_addn(b, s + start, i - start);
+		buf_add(b, esc);
+		i += skip - 1;
+		start = i + 1;
+	}
+	buf_addn(b, s + start, n - start);
+	buf_add(b, "\"");
+}
+
+static void write_string(struct buf *b, const char *s, size_t n)
+{
+	if (yamlio_plain_safe(s, n))
+		buf_addn(b, s, n);
+	else
+		write_quoted(b, s, n);
+}
+
+/* A scalar, or an empty collection, on the current line. */
+static void write_scalar(struct buf *b, const json_t *v)
+{
+	char num[48];
+	double d;
+	int p, exp;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		buf_add(b, "{}");
+		break;
+	case JSON_ARRAY:
+		buf_add(b, "[]");
+		break;
+	case JSON_STRING:
+		write_string(b, json_string_value(v), json_string_length(v));
+		break;
+	case JSON_INTEGER:
+		buf_addf(b, "%lld", (long long)json_integer_value(v));
+		break;
+	case JSON_REAL:
+		d = json_real_value(v);
+		p = jsonout_real_precision(d, 1);
+		snprintf(num, sizeof(num), "%.*e", p - 1, d);
+		exp = atoi(strchr(num, 'e') + 1);
+		/* 1000.0 rather than 1e+03 for the reals people write. */
+		if (exp >= p && exp < 17)
+			p = exp + 1;
+		snprintf(num, sizeof(num), "%.*g", p, d);
+		/* A real stays a real when read back. */
+		if (!strpbrk(num, ".eEn"))
+			strcat(num, ".0");
+		buf_add(b, num);
+		break;
+	case JSON_TRUE:
+		buf_add(b, "true");
+		break;
+	case JSON_FALSE:
+		buf_add(b, "false");
+		break;
+	default:
+		buf_add(b, "null");
+		break;
+	}
+}
+
+static bool is_block(const json_t *v)
+{
+	return (json_is_object(v) && json_object_size(v)) ||
+	       (json_is_array(v) && json_array_size(v));
+}
+
+/*
+ * Writes the non-empty collection v with its lines at column col; the
+ * first line's indent is already written when inline_first.
+ */
+static void write_block(struct buf *b, const json_t *v, int col,
+			bool inline_first)
+{
+	bool first = true;
+	const char *k;
+	size_t klen, i;
+	json_t *item;
+
+	if (json_is_object(v)) {
+		json_object_keylen_foreach((json_t *)v, k, klen, item) {
+			if (!first || !inline_first)
+				indent(b, col);
+			first = false;
+			write_string(b, k, klen);
+			buf_add(b, ":");
+			if (json_is_object(item) && is_block(item)) {
+				buf_add(b, "\n");
+				write_block(b, item, col + 2, false);
+			} else if (is_block(item)) {
+				buf_add(b, "\n");
+				write_block(b, item, col, false);
+			} else {
+				buf_add(b, " ");
+				write_scalar(b, item);
+				buf_add(b, "\n");
+			}
+		}
+		return;
+	}
+	json_array_foreach(v, i, item) {
+		if (!first || !inline_first)
+			indent(b, col);
+		first = false;
+		buf_add(b, "- ");
+		if (is_block(item)) {
+			write_block(b, item, col + 2, true);
+		} else {
+			write_scalar(b, item);
+			buf_add(b, "\n");
+		}
+	}
+}
+
+void yamlio_dump(struct buf *b, const json_t *v)
+{
+	if (is_block(v)) {
+		write_block(b, v, 0, false);
+	} else {
+		write_scalar(b, v);
+		buf_add(b, "\n");
+	}
+}

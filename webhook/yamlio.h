@@ -1,0 +1,98 @@
+/*
+ * yamlio.h - YAML streams read into jansson values the way Kubernetes reads
+ * them, and jansson values written back as YAML.
+ *
+ * Kubernetes reads YAML with sigs.k8s.io/yaml, that is go-yaml v2 (a
+ * YAML 1.1 reader) followed by a conversion to JSON.  The reader here is
+ * libyaml's parser (go-yaml v2 is a port of it, so both accept the same
+ * syntax) with go-yaml v2's rules for what a plain scalar means:
+ * - y, yes, on, true, n, no, off, false in the case forms Go accepts are
+ *   booleans; "", ~, null are null;
+ * - integers as Go's strconv.ParseInt(s, 0, 64) reads them after every
+ *   "_" is removed (0x1f, 0o17, 0b101, and 017 is octal), then uint64;
+ * - reals of the form [-+]?(.D+|D+(.D*)?)([eE][-+]?D+)?;
+ * - everything else, timestamps included, is a string; a quoted scalar
+ *   is always a string.
+ * Keys become JSON member names as sigs.k8s.io/yaml makes them (an
+ * integer key 1 is "1", a boolean key yes is "true"); a null or a
+ * collection as a key is an error.  Anchors and aliases are resolved (an
+ * alias is a copy), "<<" merge keys are merged, and a key given twice in
+ * one mapping is an error.
+ *
+ * Hostile input is bounded: nesting deeper than YAMLIO_DEPTH_MAX, and
+ * aliases that copy more than YAMLIO_ALIAS_NODES_MIN + len / 8 nodes in a
+ * stream of len bytes, or more than YAMLIO_ALIAS_NODES_MIN + n / 8 in a
+ * document read up to its byte n (a "billion laughs" document), are
+ * refused before the memory is spent; so is a document of more than
+ * YAMLIO_DOCUMENT_MAX bytes, as soon as its end passes that size.
+ */
+#ifndef YAMLIO_H
+#define YAMLIO_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "buf.h"
+#include "compiler.h"
+
+#define YAMLIO_DOCUMENT_MAX ((size_t)3 << 20)
+#define YAMLIO_DEPTH_MAX 200
+#define YAMLIO_ALIAS_NODES_MIN 100000
+
+/* Where and why reading failed. */
+struct yamlio_error {
+	size_t document; /* 1-based index in the stream; 0 before the first */
+	int line;        /* 1-based; 0 when the error has no place */
+	int column;      /* 1-based */
+	char text[200];  /* lower case, no final full stop */
+};
+
+/*
+ * Called by yamlio_each() for each document, in order: doc (borrowed; the
+ * callee may change it and takes a reference to keep it; null for an
+ * empty document), its 1-based index in the stream and its start line.
+ * Returns 0 to go on, or -1 to stop the reading.
+ */
+typedef int yamlio_doc_fn(void *ctx, json_t *doc, size_t index, int line);
+
+/*
+ * Reads the YAML stream buf[0..len) (UTF-8, or UTF-16 with a byte order
+ * mark) and hands each document to fn as soon as it is read, so that only
+ * one document is held at a time.  Returns 0 at the end of the stream, or
+ * -1 with *err filled on a syntax error or a limit (err->text is "" when
+ * fn stopped the reading).  Documents before the error have been handed
+ * over.
+ */
+int yamlio_each(const char *buf, size_t len, yamlio_doc_fn *fn, void *ctx,
+		struct yamlio_error *err) COMPILER_WUR;
+
+/*
+ * Reads the YAML stream buf[0..len) (UTF-8, or UTF-16 with a byte order
+ * mark).  Returns a new array with one value per document of the stream,
+ * in order: null for an empty document.  A document's start line (1-based)
+ * goes to lines[i] for the i-th document when lines is not NULL (a new
+ * array of integers, owned by the caller).  Returns NULL with *err filled
+ * on a syntax error or a limit; *lines is then NULL.
+ */
+json_t *yamlio_load(const char *buf, size_t len, json_t **lines,
+		  struct yamlio_error *err) COMPILER_WUR;
+
+/*
+ * Appends v as one YAML document in block style, two spaces an indent,
+ * sequences in a mapping at the mapping's indent (as go-yaml writes),
+ * ending with a newline.  Object members stay in their order.  A string
+ * that go-yaml v2 would read as anything but that string is written
+ * double-quoted; reals always read back as reals.  Failures show in
+ * buf_failed(b).
+ */
+void yamlio_dump(struct buf *b, const json_t *v);
+
+/*
+ * Whether s[0..n) can be written as a plain scalar and still read back by
+ * go-yaml v2 as this string (conservative: may say no to a string that
+ * would be safe).
+ */
+int yamlio_plain_safe(const char *s, size_t n);
+
+#endif /* YAMLIO_H */
