@@ -30,6 +30,7 @@
 
 const struct pick_rule pick_all = { PICK_ALL, NULL, NULL, NULL };
 const struct pick_rule pick_stub = { PICK_STUB, NULL, NULL, NULL };
+const struct pick_rule pick_text = { PICK_TEXT, NULL, NULL, NULL };
 
 /* Keys of one object compared one by one up to this many; sorted after. */
 #define SMALL_OBJECT 24
@@ -808,6 +809,15 @@ static int value(struct scan *s, const struct pick_rule *r, json_t **out)
 {
 	int rc;
 
+	if (r && r->kind == PICK_TEXT) {
+		const unsigned char *from = s->p;
+
+		if (value(s, NULL, out))
+			return -1;
+		*out = json_stringn_nocheck((const char *)from,
+					    (size_t)(s->p - from));
+		return *out ? 0 : nomem(s);
+	}
 	*out = NULL;
 	if (++s->depth > JSON_PARSER_MAX_DEPTH)
 		return fail(s, s->p, "maximum parsing depth reached");

@@ -18,7 +18,8 @@
  *   number or a literal (its lexer reads one byte ahead and loses a NUL
  *   when it puts it back), so it takes "[1\0]"; RFC 8259 does not.
  * - Every value the schema keeps is equal (json_equal) to what json_loadb()
- *   gives for it, and objects keep their members in document order.
+ *   gives for it, and objects keep their members in document order; but
+ *   for PICK_TEXT, whose value is its text.
  * - Where a value does not have the type its rule expects, the type is
  *   still right: an object rule that meets an array keeps an empty array, an
  *   array rule that meets an object keeps an empty object, and a scalar is
@@ -40,6 +41,11 @@ enum pick_kind {
 	PICK_ARRAY,  /* an array, each element decoded by one rule */
 	PICK_STUB,   /* an empty value of the same type: {}, [], "", 0, or
 			true, false or null as they are */
+	PICK_TEXT,   /* the value's JSON text, as it stands in the document,
+			kept as a string: checked, but decoded only by a
+			reader that needs it (json_loadb() with
+			JSON_DECODE_ANY | JSON_REJECT_DUPLICATES gives the
+			value itself) */
 };
 
 struct pick_field;
@@ -93,6 +99,7 @@ struct pick_field {
 
 extern const struct pick_rule pick_all;
 extern const struct pick_rule pick_stub;
+extern const struct pick_rule pick_text;
 
 enum pick_status {
 	PICK_OK,

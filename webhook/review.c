@@ -63,9 +63,8 @@ static const struct pick_rule review_rule = {
 			PICK_FIELD("subResource", &pick_all),
 			PICK_FIELD("operation", &pick_all),
 			PICK_FIELD("namespace", &pick_all),
-			PICK_FIELD("userInfo", PICK_OBJ(
-				PICK_FIELD("username", &pick_all),
-				PICK_FIELD("groups", &pick_all))),
+			/* Read only on an UPDATE: kept as text. */
+			PICK_FIELD("userInfo", &pick_text),
 			PICK_FIELD("object", &pod_rule),
 			/* of oldObject, the metadata an UPDATE compares */
 			PICK_FIELD("oldObject", PICK_OBJ(
@@ -189,7 +188,7 @@ static void write_answer(struct buf *out, const char *api, const json_t *uid,
 }
 
 static int handle_json(const struct config *cfg, const json_t *root,
-		       const struct review_options *opt,
+		       bool user_text, const struct review_options *opt,
 		       struct review_answer *ans);
 
 int review_handlen(const struct config *cfg, const char *body, size_t len,
@@ -211,7 +210,7 @@ int review_handlen_with(const struct config *cfg, const char *body,
 	(void)arena_begin();
 	root = pick_loadb(body, len, &review_rule, &perr);
 	if (root) {
-		rc = handle_json(cfg, root, opt, ans);
+		rc = handle_json(cfg, root, true, opt, ans);
 		json_decref(root);
 	} else if (perr.status == PICK_NOMEM) {
 		rc = text_answer(ans, 500, "internal error: out of memory");
@@ -228,11 +227,50 @@ int review_handlen_with(const struct config *cfg, const char *body,
 int review_handle_json(const struct config *cfg, const json_t *root,
 		       struct review_answer *ans)
 {
-	return handle_json(cfg, root, NULL, ans);
+	return handle_json(cfg, root, false, NULL, ans);
+}
+
+/*
+ * The requester of request.userInfo, into *who; user is that member, or
+ * its JSON text when user_text (review_rule keeps it so), decoded here into
+ * *parsed (a new reference for the caller, or NULL).  Returns -1 only when
+ * memory ran out.  A name holding a NUL byte is no one's (it would compare
+ * short).
+ */
+static int requester(const json_t *user, bool user_text,
+		     const struct review_options *opt,
+		     struct policy_requester *who, json_t **parsed)
+{
+	json_t *name, *groups;
+
+	*parsed = NULL;
+	if (user_text && json_is_string(user)) {
+		json_error_t err;
+
+		*parsed = json_loadb(json_string_value(user),
+				     json_string_length(user),
+				     JSON_DECODE_ANY | JSON_REJECT_DUPLICATES |
+					     JSON_ALLOW_NUL,
+				     &err);
+		/* The decoder checked this text: only memory can fail. */
+		if (!*parsed)
+			return -1;
+		user = *parsed;
+	}
+	name = json_object_get(user, "username");
+	groups = json_object_get(user, "groups");
+	who->username = opt->username ? opt->username :
+			json_is_string(name) &&
+			strlen(json_string_value(name)) ==
+				json_string_length(name) ?
+			json_string_value(name) : "";
+	who->groups = opt->groups ? opt->groups :
+		      json_is_array(groups) ? groups : NULL;
+	return 0;
 }
 
 static int handle_json(const struct config *cfg, const json_t *root,
-		       const struct review_options *opt,
+		       bool user_text, const struct review_options *opt,
 		       struct review_answer *ans)
 {
 	static const struct review_options defaults;
@@ -240,7 +278,7 @@ static int handle_json(const struct config *cfg, const json_t *root,
 	struct policy_requester who;
 	enum policy_operation op;
 	bool decided = false;
-	json_t *request, *object, *meta, *user, *name;
+	json_t *request, *object, *meta, *user = NULL;
 	struct buf out = BUF_INIT;
 	const char *api, *bad = NULL;
 	json_t *uid;
@@ -282,17 +320,14 @@ static int handle_json(const struct config *cfg, const json_t *root,
 
 	if (!opt)
 		opt = &defaults;
-	user = json_object_get(request, "userInfo");
-	name = json_object_get(user, "username");
-	/* A name holding a NUL byte is no one's (it would compare short). */
-	who.username = opt->username ? opt->username :
-		       json_is_string(name) &&
-		       strlen(json_string_value(name)) == json_string_length(name) ?
-		       json_string_value(name) : "";
-	who.groups = opt->groups ? opt->groups :
-		     json_is_array(json_object_get(user, "groups")) ?
-		     json_object_get(user, "groups") : NULL;
+	who.username = "";
+	who.groups = NULL;
 	if (pod_operation(request, &op) && policy_wants(cfg, op)) {
+		/* Only the annotation guard of an UPDATE asks who it is. */
+		if (op == POLICY_UPDATE &&
+		    requester(json_object_get(request, "userInfo"), user_text,
+			      opt, &who, &user))
+			goto oom;
 		if (policy_decision_init(&d))
 			goto oom;
 		decided = true;
@@ -325,6 +360,7 @@ oom:
 out:
 	if (decided)
 		policy_decision_release(&d);
+	json_decref(user);
 	buf_release(&out);
 	return rc;
 }

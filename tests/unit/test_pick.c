@@ -335,6 +335,48 @@ static void test_pick__wrong_types_keep_their_type(void **state)
 	check_pruned("[{\"c\":1}]", &outer_rule, "[]");
 }
 
+/*
+ * PICK_TEXT keeps a value's text as it stands, whatever its type; the text
+ * decodes to what a full decode gives, and a bad value is still refused.
+ */
+static const struct pick_rule text_rule = {
+	PICK_OBJECT, PICK_FIELDS(PICK_FIELD("t", &pick_text)), NULL, NULL
+};
+
+static void test_pick__text_keeps_the_value_text(void **state)
+{
+	static const char *const texts[] = {
+		"{\"t\":{\"username\":\"a\\u00e9\",\"groups\":[\"g\", \"h\"]},\"x\":1}",
+		"{\"x\":[1],\"t\" : \"s\\n\" }",
+		"{\"t\":-1.5e3}",
+		"{\"t\":null}",
+		"{\"t\":[[],{}]}",
+	};
+	static const char dup[] = "{\"t\":{\"a\":1,\"a\":2}}";
+	struct pick_error perr;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < NELEM(texts); i++) {
+		json_t *v = pick_loadb(texts[i], strlen(texts[i]), &text_rule,
+				       &perr);
+		json_t *whole = test_json(texts[i]);
+		json_t *t = json_object_get(v, "t"), *back;
+
+		assert_non_null(v);
+		assert_true(json_is_string(t));
+		back = json_loadb(json_string_value(t), json_string_length(t),
+				  JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL);
+		assert_non_null(back);
+		assert_true(json_equal(back, json_object_get(whole, "t")));
+		json_decref(back);
+		json_decref(whole);
+		json_decref(v);
+	}
+	assert_null(pick_loadb(dup, strlen(dup), &text_rule, &perr));
+	assert_int_equal(perr.status, PICK_INVALID);
+}
+
 /* What is not kept is checked all the same. */
 static void test_pick__skipped_parts_are_checked(void **state)
 {
@@ -498,6 +540,7 @@ int main(void)
 		cmocka_unit_test(test_pick__many_escaped_keys),
 		cmocka_unit_test(test_pick__schema_keeps_what_it_names),
 		cmocka_unit_test(test_pick__wrong_types_keep_their_type),
+		cmocka_unit_test(test_pick__text_keeps_the_value_text),
 		cmocka_unit_test(test_pick__skipped_parts_are_checked),
 		cmocka_unit_test(test_pick__error_position),
 		cmocka_unit_test(test_pick__corpus_answers_as_full_decode),
