@@ -379,11 +379,15 @@ static size_t unescape(const unsigned char *raw, size_t len, char *out)
 	size_t o = 0;
 
 	while (p < end) {
-		if (*p != '\\') {
-			out[o++] = (char)*p++;
-			continue;
-		}
-		p++;
+		/* The run up to the next escape, in one copy. */
+		const unsigned char *esc = memchr(p, '\\', (size_t)(end - p));
+		size_t run = (size_t)((esc ? esc : end) - p);
+
+		memcpy(out + o, p, run);
+		o += run;
+		if (!esc)
+			break;
+		p = esc + 1;
 		switch (*p++) {
 		case 'b': out[o++] = '\b'; break;
 		case 'f': out[o++] = '\f'; break;
