@@ -1797,6 +1797,9 @@ def test_service_port(helm):
     T.check("service-port: clientConfig and Service port 18443 reach container port 9443",
             ref.get("port") == 18443 and len(https) == 1 and https[0]["port"] == 18443
             and container_port(c, https[0]["targetPort"]) == 9443, (ref, https))
+    vref = r.one("ValidatingWebhookConfiguration")["webhooks"][0]["clientConfig"]["service"]
+    T.equal("service-port: the validating webhook's clientConfig names port 18443 too",
+            vref.get("port"), 18443)
     for bad in ("0", "65536", "https"):
         rc, _, err = helm_template(sets=[f"service.port={bad}"])
         T.check(f"service-port: refused service.port={bad}", rc != 0 and "port" in err,
