@@ -8,7 +8,7 @@ From the repository root; `make e2e` runs it after it has installed what is
 missing and built or found the API server (see tests/e2e/e2e.mk).  The
 tests run in this order on one cluster, started once for all of them:
 corpus, dry_run, reinvocation, v1beta1, quota, ert, failure_policy,
-rotation, chart; -k also knows each by the name it prints (dry-run,
+rotation, chart, guards; -k also knows each by the name it prints (dry-run,
 extended-resource-toleration, failure-policy).
 
 What runs, all on 127.0.0.1 on free ports, logs in build/e2e/:
@@ -16,11 +16,11 @@ What runs, all on 127.0.0.1 on free ports, logs in build/e2e/:
     service is never used);
   - kube-apiserver 1.20.2 built from Debian's kubernetes source package
     ($KUBE_APISERVER), with static tokens and RBAC: an administrator, a
-    tenant, the HAMi scheduler's service account, and every requester that
-    the corpus names;
+    tenant, the service accounts of HAMi's scheduler and device plugin,
+    and every requester that the corpus names;
   - the webhook, build/vgpu-webhook serve ($VGPU_WEBHOOK), reached through
-    the chart's own MutatingWebhookConfiguration, rendered by helm in
-    existingSecret mode with a test CA and applied as rendered, and a
+    the chart's own Mutating- and ValidatingWebhookConfiguration, rendered
+    by helm in existingSecret mode with a test CA and applied as rendered, and a
     Service of type ExternalName pointing to localhost.
 
 Environment: KUBE_APISERVER (required), VGPU_WEBHOOK, KUBECTL, HELM, ETCD,
@@ -81,10 +81,12 @@ RELEASE_NS = "vgpu-system"
 WEBHOOK_NAME = "pods.vgpu-webhook.hami.io"
 SERVICE_HOST = f"{RELEASE}.{RELEASE_NS}.svc"
 SCHEDULER_SA = "system:serviceaccount:kube-system:hami-scheduler"
+DEVICE_PLUGIN_SA = "system:serviceaccount:kube-system:hami-device-plugin"
+VALIDATING_NAME = "pod-updates.vgpu-webhook.hami.io"
 TENANT = "tenant@example.com"
 TENANT_NAMESPACES = ("team-a", "team-quota", "team-quota-count")
 TEST_NAMESPACES = ("e2e-reinvoke", "e2e-v1beta1", "e2e-ert", "e2e-failure",
-                   "e2e-rotation", "e2e-scheduler", "e2e-optout")
+                   "e2e-rotation", "e2e-scheduler", "e2e-optout", "e2e-guards")
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
 START_TIMEOUT = 180  # seconds for the API server to become ready (a busy machine)
@@ -964,6 +966,32 @@ class Suite:
                      "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
                                    "name": SCHEDULER_SA}]})
 
+        # The device plugin patches pods too (hami.io/bind-phase); in
+        # e2e-guards the tenant may annotate and label its pods, and the
+        # scheduler's identity may create pods, so that the guards, not
+        # RBAC, are what refuses them there.
+        docs.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                     "metadata": {"name": "e2e-hami-device-plugin"},
+                     "rules": [{"apiGroups": [""], "resources": ["pods"],
+                                "verbs": ["get", "list", "watch", "update", "patch"]}]})
+        docs.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                     "metadata": {"name": "e2e-hami-device-plugin"},
+                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                 "name": "e2e-hami-device-plugin"},
+                     "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                                   "name": DEVICE_PLUGIN_SA}]})
+        docs.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                     "metadata": {"name": "e2e-pod-editor"},
+                     "rules": [{"apiGroups": [""], "resources": ["pods"],
+                                "verbs": ["create", "get", "list", "delete", "update",
+                                          "patch"]}]})
+        docs.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                     "metadata": {"name": "e2e-pod-editors", "namespace": "e2e-guards"},
+                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                 "name": "e2e-pod-editor"},
+                     "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                                   "name": u} for u in (SCHEDULER_SA, TENANT)]})
+
         def binding(ns, users):
             return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
                     "metadata": {"name": "e2e-pod-writers", "namespace": ns},
@@ -982,8 +1010,12 @@ class Suite:
         by_kind = {kind: (text, obj) for kind, text, obj in self.docs}
         docs.append(external_name_service(by_kind["Service"][1]))
         cl.apply(docs)
-        # The webhook configuration exactly as the chart renders it.
+        # The webhook configurations exactly as the chart renders them: the
+        # validating one (pod UPDATEs, the guards) is there by default.
+        if "ValidatingWebhookConfiguration" not in by_kind:
+            raise RuntimeError("the chart rendered no ValidatingWebhookConfiguration")
         cl.apply(by_kind["MutatingWebhookConfiguration"][0])
+        cl.apply(by_kind["ValidatingWebhookConfiguration"][0])
         write(self.chart_config, by_kind["ConfigMap"][1]["data"]["config.json"])
         self.settle()
 
@@ -1481,6 +1513,146 @@ class Suite:
         t.summary = (f"{len(checked)} objects pass --dry-run=server "
                      f"({', '.join(sorted(set(checked)))}); selectors and identities")
 
+    # --- 10 ----------------------------------------------------------------
+
+    def annotations(self, ns, name):
+        rc, out, err = self.cl.kubectl(["get", "pod", name, "-n", ns, "-o", "json"])
+        if rc != 0:
+            raise RuntimeError(f"kubectl get pod {ns}/{name}: {err.strip()}")
+        meta = json.loads(out).get("metadata") or {}
+        return meta.get("annotations") or {}, meta.get("labels") or {}
+
+    def test_guards(self, t):
+        """The guards (SPEC 4 step 2) through kubectl: the annotation guard
+        on UPDATE, reached through the chart's ValidatingWebhookConfiguration
+        (on 1.20, without matchConditions, every pod UPDATE), and both
+        guards on CREATE through the mutating one."""
+        cl = self.cl
+        ns, name = "e2e-guards", "guard-target"
+        key = "hami.io/vgpu-node"
+        rc, out, err = cl.kubectl(["get", "validatingwebhookconfiguration", RELEASE, "-o", "json"])
+        if t.check(rc == 0, "the chart's ValidatingWebhookConfiguration is applied", err.strip()):
+            wh = json.loads(out)["webhooks"][0]
+            svc = wh["clientConfig"].get("service") or {}
+            t.equal((wh["name"], svc.get("path"), svc.get("port"), wh["rules"][0]["operations"]),
+                    (VALIDATING_NAME, "/validate", cl.webhook_port, ["UPDATE"]),
+                    "it sends pod UPDATEs to /validate on the Service's port")
+        metric = 'vgpu_webhook_guard_hits_total{guard="%s",action="denied"}'
+        hits0 = {g: cl.metric(metric % g) for g in ("annotations", "env")}
+        rc, _, err = create(cl, gpu_pod(name, ns), user=TENANT)
+        if not t.check(rc == 0, "the tenant creates a GPU pod", err.strip()):
+            return
+        denied = {"annotations": 0, "env": 0}
+
+        def annotate(user, *args):
+            return cl.kubectl(["annotate", "pod", name, "-n", ns] + list(args), user=user)
+
+        def shows(err, what, webhook, message):
+            # kubectl create puts 'error when creating "STDIN": ' between.
+            t.check(err.startswith(DENIAL_SHOWN[403]) and f'admission webhook "{webhook}" '
+                    f"denied the request: {message}" in err,
+                    f"{what}: kubectl shows our 403 message", err.strip())
+
+        refusals = []  # denied calls to /validate per refused annotate
+
+        def refused(user, what, args, message):
+            before = len(cl.decisions())
+            rc, _, err = annotate(user, *args)
+            t.check(rc != 0, f"{what}: refused")
+            shows(err, what, VALIDATING_NAME, message)
+            # A refused PATCH reaches the webhook twice on this API server
+            # (it tries the update once more on the object read from etcd
+            # rather than its cache); each call counts its key.
+            calls = [d for d in cl.decisions()[before:]
+                     if (d.get("name"), d.get("operation")) == (name, "UPDATE")]
+            t.check(1 <= len(calls) <= 2 and all(d.get("outcome") == "denied" for d in calls),
+                    f"{what}: the webhook denied it, once or twice", calls)
+            refusals.append((rc != 0, len(calls)))
+            denied["annotations"] += len(calls)
+
+        def allowed(user, what, args, want):
+            rc, _, err = annotate(user, *args)
+            if t.check(rc == 0, f"{what}: allowed", err.strip()):
+                got, _ = self.annotations(ns, name)
+                t.equal({k: got.get(k) for k in want}, want, f"{what}: stored")
+
+        by_tenant = f'annotation "{key}" is written by the scheduler and cannot be changed ' \
+                    f'by "{TENANT}"'
+        # 1. The tenant adds the scheduler's annotation.
+        refused(TENANT, f"the tenant's annotate {key}=node1", [f"{key}=node1"], by_tenant)
+        t.equal(self.annotations(ns, name)[0].get(key), None, f"{key} is not stored")
+        # 2. The scheduler's identity adds, changes and removes it; the tenant
+        # can neither change nor remove it.
+        allowed(SCHEDULER_SA, f"the scheduler's annotate {key}=node1", [f"{key}=node1"],
+                {key: "node1"})
+        allowed(SCHEDULER_SA, f"the scheduler's annotate --overwrite {key}=node2",
+                ["--overwrite", f"{key}=node2"], {key: "node2"})
+        refused(TENANT, f"the tenant's annotate --overwrite {key}=node1",
+                ["--overwrite", f"{key}=node1"], by_tenant)
+        refused(TENANT, f"the tenant's annotate {key}-", [f"{key}-"], by_tenant)
+        t.equal(self.annotations(ns, name)[0].get(key), "node2",
+                f"{key} is still the scheduler's node2")
+        allowed(DEVICE_PLUGIN_SA, "the device plugin's annotate hami.io/bind-phase=success",
+                ["hami.io/bind-phase=success"], {"hami.io/bind-phase": "success"})
+        allowed(SCHEDULER_SA, f"the scheduler's annotate {key}-", [f"{key}-"], {key: None})
+        # 3. Unrelated annotations and labels, while the pod carries a
+        # guarded key it does not change.
+        before = len(cl.decisions())
+        allowed(TENANT, "the tenant's annotate team=ml", ["team=ml"],
+                {"team": "ml", "hami.io/bind-phase": "success"})
+        rc, _, err = cl.kubectl(["label", "pod", name, "-n", ns, "tier=gpu"], user=TENANT)
+        if t.check(rc == 0, "the tenant's label tier=gpu: allowed", err.strip()):
+            t.equal(self.annotations(ns, name)[1].get("tier"), "gpu", "the label is stored")
+        mine = [(d.get("operation"), d.get("outcome")) for d in cl.decisions()[before:]
+                if d.get("name") == name]
+        t.equal(mine, [("UPDATE", "allowed")] * 2,
+                "both UPDATEs reached the webhook (every pod UPDATE on 1.20) and were allowed")
+
+        # 4. CREATE: env in every container, scheduler annotations from anyone.
+        def pod_with_side(pod_name, value, gpu=True):
+            pod = gpu_pod(pod_name, ns)
+            if not gpu:
+                del pod["spec"]["containers"][0]["resources"]
+            pod["spec"]["containers"].append({
+                "name": "side", "image": "busybox:1.36",
+                "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": value}]})
+            return pod
+
+        env_message = ('container "side": env NVIDIA_VISIBLE_DEVICES="all" cannot be set '
+                       '(allowed: "none", "void")')
+        for pod_name, gpu, what in (("guard-side-all", True, "a GPU pod"),
+                                    ("guard-cpu-all", False, "a pod without GPU")):
+            rc, _, err = create(cl, pod_with_side(pod_name, "all", gpu), user=TENANT)
+            t.check(rc != 0, f"{what} with NVIDIA_VISIBLE_DEVICES=all in a sidecar: refused")
+            shows(err, what, WEBHOOK_NAME, env_message)
+            denied["env"] += 1
+        rc, got, err = create(cl, pod_with_side("guard-side-none", "none"), user=TENANT)
+        if t.check(rc == 0, "NVIDIA_VISIBLE_DEVICES=none in a sidecar: allowed", err.strip()):
+            t.equal(clean_env(got["spec"]["containers"][1].get("env")),
+                    [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "none"}],
+                    "the sidecar's env is stored as given")
+            t.check(is_defaulted(got), "the pod is defaulted", got["spec"])
+        for user, who, tag in ((SCHEDULER_SA, "the scheduler's identity", "scheduler"),
+                               (TENANT, "the tenant", "tenant")):
+            pod = gpu_pod(f"guard-annotated-{tag}", ns, annotations={key: "node1"})
+            rc, _, err = create(cl, pod, user=user)
+            t.check(rc != 0, f"a pod created by {who} with {key}: refused")
+            shows(err, f"a pod created by {who} with {key}", WEBHOOK_NAME,
+                  f'annotation "{key}" is written by the scheduler and cannot be set')
+            denied["annotations"] += 1
+
+        # 5. The counters.
+        for g in ("annotations", "env"):
+            got = cl.metric(metric % g)
+            t.check(hits0[g] is not None and got is not None and got - hits0[g] == denied[g],
+                    f"{metric % g} went up by {denied[g]}", f"from {hits0[g]} to {got}")
+        t.summary = (f"{sum(r for r, _ in refusals)} of {len(refusals)} annotates refused on "
+                     f"UPDATE ({sum(n for _, n in refusals)} calls to "
+                     f"/validate), 2 annotated and 2 env CREATEs refused, with our messages; "
+                     "the scheduler's and device plugin's writes, the tenant's other "
+                     "annotations and labels allowed; guard_hits_total{action=denied} "
+                     f"+{denied['annotations']} annotations, +{denied['env']} env")
+
 
 class SecondWebhook:
     """A tiny mutating webhook for the reinvocation test: it appends the env
@@ -1613,7 +1785,10 @@ def suite(request, report):
         ids = {"admin": ("e2e-admin", "uid-admin", ("system:masters",)),
                TENANT: (TENANT, "uid-tenant", ("tenants",)),
                SCHEDULER_SA: (SCHEDULER_SA, "uid-hami-scheduler",
-                              ("system:serviceaccounts", "system:serviceaccounts:kube-system"))}
+                              ("system:serviceaccounts", "system:serviceaccounts:kube-system")),
+               DEVICE_PLUGIN_SA: (DEVICE_PLUGIN_SA, "uid-hami-device-plugin",
+                                  ("system:serviceaccounts",
+                                   "system:serviceaccounts:kube-system"))}
         ids.update(corpus_identities(cases))
         s = Suite(cl, cases)
         failed = None
@@ -1666,6 +1841,7 @@ test_ert = checks(6, "extended-resource-toleration", Suite.test_ert)
 test_failure_policy = checks(7, "failure-policy", Suite.test_failure_policy)
 test_rotation = checks(8, "rotation", Suite.test_rotation)
 test_chart = checks(9, "chart", Suite.test_chart)
+test_guards = checks(10, "guards", Suite.test_guards)
 
 
 if __name__ == "__main__":
