@@ -70,8 +70,9 @@ static void answer_review(struct serve_state *st, const char *body,
 				   LOG_STR("outcome",
 					   review_outcome_name(ans.outcome)),
 				   LOG_NUM("ops", ans.ops),
-				   LOG_NUM("latency_us", latency / 1000) },
-			   7);
+				   LOG_NUM("latency_us", latency / 1000),
+				   LOG_STR("profile", ans.profile) },
+			   8);
 	} else if (ans.http_status < 500) {
 		if (log_verbosity >= 1)
 			log_fields(LOG_INFO, "request refused",
