@@ -3,10 +3,10 @@
  * HTTP or TLS, so that the benchmark can tell the server's share of a
  * request from the decision's.
  *
- *   core [-t MS] FILE...
+ *   core [-t MS] [-c CONFIG] FILE...
  *
  * For each FILE (an AdmissionReview), decides it with the built-in
- * configuration for about MS milliseconds of CPU time (default 500), in
+ * configuration (or the config file CONFIG) for about MS milliseconds of CPU time (default 500), in
  * SLICES slices, and prints one line:
  *
  *   CORE file=FILE bytes=N calls=N us_per_call=X us_worst=Y ops=N
@@ -98,13 +98,18 @@ static int bench_file(const struct config *cfg, const char *path, long ms)
 int main(int argc, char **argv)
 {
 	struct config cfg;
-	char err[256];
+	char err[512] = "out of memory";
 	long ms = 500;
+	const char *config = NULL;
 	char *end;
 	int opt, i, status = 0;
 
 	arena_setup(); /* as main.c does */
-	while ((opt = getopt(argc, argv, "t:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:c:")) != -1) {
+		if (opt == 'c') {
+			config = optarg;
+			continue;
+		}
 		if (opt != 't')
 			goto usage;
 		ms = strtol(optarg, &end, 10);
@@ -113,8 +118,11 @@ int main(int argc, char **argv)
 	}
 	if (optind == argc)
 		goto usage;
-	if (config_init(&cfg) || config_check(&cfg, err, sizeof(err))) {
-		fprintf(stderr, "core: cannot set up the configuration\n");
+	if (config_init(&cfg) ||
+	    (config && config_load_file(&cfg, config, err, sizeof(err))) ||
+	    config_check(&cfg, err, sizeof(err))) {
+		fprintf(stderr, "core: cannot set up the configuration: %s\n",
+			err);
 		config_release(&cfg);
 		return 1;
 	}
@@ -124,6 +132,6 @@ int main(int argc, char **argv)
 	config_release(&cfg);
 	return status;
 usage:
-	fprintf(stderr, "usage: core [-t MS] FILE...\n");
+	fprintf(stderr, "usage: core [-t MS] [-c CONFIG] FILE...\n");
 	return 1;
 }

@@ -405,6 +405,36 @@ while read -r tag rest; do
 		"${R[us_per_call]}" "${R[ops]}" "${R[outcome]}"
 done <"$OUT/core.out"
 
+# The typical pod under a config of 50 profiles that it matches only the
+# last of (each of the others fails on its namespace or on a label): the
+# cost of choosing a profile.
+"$PYTHON" - "$OUT/profiles-50.json" <<'EOF_PROFILES'
+import json, sys
+profiles = [{"name": "team-%02d" % i, "namespaces": ["team-%02d-*" % i, "ml"]
+             if i % 2 else ["team-%02d" % i],
+             "podLabels": {"team": "t%02d" % i},
+             "devices": [{"name": "nvidia", "defaultMemory": 1000 + i}]}
+            for i in range(49)]
+profiles.append({"name": "ml", "namespaces": ["serving-*", "ml"],
+                 "devices": [{"name": "nvidia", "defaultMemory": 3000}]})
+with open(sys.argv[1], "w") as f:
+    json.dump({"profiles": profiles}, f)
+EOF_PROFILES
+taskset -c "$SCPU" "$CORE" -t 500 -c "$OUT/profiles-50.json" \
+	"$PAY/typical.json" >"$OUT/core-profiles.out" ||
+	{ cat "$OUT/core-profiles.out" >&2; exit 1; }
+while read -r tag rest; do
+	[ "$tag" = CORE ] || continue
+	R=()
+	for kv in $rest; do
+		R[${kv%%=*}]=${kv#*=}
+	done
+	printf 'core\tcore\ttypical-50-profiles\t0\t\t\t\t%s\t0\t100\t%s\t\t\t\tops=%s\n' \
+		"${R[us_per_call]}" "${R[us_per_call]}" "${R[ops]}" >>"$TSV"
+	printf '  %-14s %9s us per review  %4s ops  %s (50 profiles, the last matches)\n' \
+		typical+50prof "${R[us_per_call]}" "${R[ops]}" "${R[outcome]}"
+done <"$OUT/core-profiles.out"
+
 # --- 7. default on a manifest stream ---------------------------------------
 
 echo "== default on a helm-template-like YAML stream (bench/manifests.py)"

@@ -28,7 +28,7 @@
 #define FORCE_AFTER_NS 1000000000ull /* a second signal after 1 s forces */
 
 struct serve_state {
-	const struct config *cfg;
+	struct reload config;
 	struct metrics metrics;
 	struct certs certs;
 };
@@ -54,8 +54,10 @@ static void answer_review(struct serve_state *st, const char *body,
 	struct review_answer ans;
 	uint64_t latency;
 
+	const struct reload_config *cfg = reload_hold(&st->config);
+
 	review_answer_init(&ans);
-	review_handlen_with(st->cfg, body, len, &opt, &ans);
+	review_handlen_with(&cfg->cfg, body, len, &opt, &ans);
 	latency = httpd_now_ns() - started_ns;
 	metrics_observe(&st->metrics, ans.outcome, latency);
 	metrics_count_guards(&st->metrics, &ans.hits);
@@ -70,8 +72,9 @@ static void answer_review(struct serve_state *st, const char *body,
 				   LOG_STR("outcome",
 					   review_outcome_name(ans.outcome)),
 				   LOG_NUM("ops", ans.ops),
-				   LOG_NUM("latency_us", latency / 1000) },
-			   7);
+				   LOG_NUM("latency_us", latency / 1000),
+				   LOG_STR("profile", ans.profile) },
+			   8);
 	} else if (ans.http_status < 500) {
 		if (log_verbosity >= 1)
 			log_fields(LOG_INFO, "request refused",
@@ -94,6 +97,7 @@ static void answer_review(struct serve_state *st, const char *body,
 	reply->len = ans.body_len;
 	ans.body = NULL;
 	review_answer_release(&ans);
+	reload_unhold(cfg); /* ans.profile pointed into it */
 }
 
 static void on_review(void *arg, const char *body, size_t len,
@@ -175,6 +179,37 @@ static void poll_certificates(struct serve_state *st)
 	}
 }
 
+/* --- the config file ----------------------------------------------------- */
+
+static void poll_config(struct serve_state *st, bool now)
+{
+	const struct reload_config *cfg;
+	char err[700];
+
+	switch (reload_poll(&st->config, now, err, sizeof(err))) {
+	case RELOAD_SAME:
+		break;
+	case RELOAD_DONE:
+		cfg = reload_hold(&st->config);
+		metrics_count_config_reload(&st->metrics, true);
+		metrics_set_config_sha256(&st->metrics, cfg->sha256);
+		log_fields(LOG_INFO, "config reloaded",
+			   (struct log_field[]){
+				   LOG_STR("file", st->config.path),
+				   LOG_STR("sha256", cfg->sha256),
+				   LOG_NUM("profiles", cfg->cfg.nprofiles) },
+			   3);
+		reload_unhold(cfg);
+		break;
+	case RELOAD_REFUSED:
+		metrics_count_config_reload(&st->metrics, false);
+		log_fields(LOG_ERROR,
+			   "config reload refused, the current config keeps serving",
+			   (struct log_field[]){ LOG_STR("reason", err) }, 1);
+		break;
+	}
+}
+
 /* --- the run loop -------------------------------------------------------- */
 
 /*
@@ -245,7 +280,7 @@ static int drain(struct httpd *srv, const sigset_t *set)
 	return status;
 }
 
-int cmd_serve_run(const struct config *cfg, const struct cmd_serve_options *o)
+int cmd_serve_run(struct config *cfg, const struct cmd_serve_options *o)
 {
 	struct serve_state *st;
 	struct httpd_config sc;
@@ -283,8 +318,17 @@ int cmd_serve_run(const struct config *cfg, const struct cmd_serve_options *o)
 		status = 1;
 		goto out;
 	}
-	st->cfg = cfg;
 	metrics_init(&st->metrics);
+	if (reload_init(&st->config, cfg, o->config_sha256, o->config_file,
+			o->build_config, o->build_arg)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		free(st);
+		st = NULL;
+		status = 1;
+		goto out;
+	}
+	metrics_set_config_sha256(&st->metrics,
+				  o->config_sha256 ? o->config_sha256 : "");
 	if (certs_init(&st->certs, o->tls_cert_file, o->tls_private_key_file,
 		       &info, err, sizeof(err))) {
 		fprintf(stderr,
@@ -337,6 +381,7 @@ int cmd_serve_run(const struct config *cfg, const struct cmd_serve_options *o)
 			break;
 		if (sig == SIGHUP || httpd_now_ns() >= next_poll) {
 			poll_certificates(st);
+			poll_config(st, sig == SIGHUP);
 			next_poll = httpd_now_ns() + POLL_NS;
 		}
 	}
@@ -348,6 +393,8 @@ out:
 	free(client_ca);
 	if (st) {
 		certs_release(&st->certs); /* also after a failed certs_init() */
+		reload_release(&st->config);
+		metrics_release(&st->metrics);
 		free(st);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "reload.h"
+
 struct config;
 
 struct cmd_serve_options {
@@ -19,6 +21,11 @@ struct cmd_serve_options {
 	const char *metrics_listen;       /* "0.0.0.0:9090"; "" disables */
 	int log_json;                     /* --log-format json */
 	int verbosity;                    /* -v LEVEL */
+	/* The config file, reloaded when it changes (reload.h). */
+	const char *config_file;          /* NULL: none */
+	const char *config_sha256;        /* of the bytes cfg was built from */
+	reload_build_fn *build_config;
+	const void *build_arg;
 };
 
 /* The largest -v LEVEL. */
@@ -28,11 +35,11 @@ struct cmd_serve_options {
 void cmd_serve_options_init(struct cmd_serve_options *o);
 
 /*
- * Checks o (required flags present), then serves until
- * SIGTERM or SIGINT.  Returns the process exit status: 0 after a clean
+ * Checks o (required flags present), takes cfg (moved: *cfg is left
+ * zeroed) as the config in force, then serves until SIGTERM or SIGINT.  Returns the process exit status: 0 after a clean
  * shutdown, 2 for a usage or configuration error (message on stderr), 1 for
  * a failure at run time.
  */
-int cmd_serve_run(const struct config *cfg, const struct cmd_serve_options *o);
+int cmd_serve_run(struct config *cfg, const struct cmd_serve_options *o);
 
 #endif /* CMD_SERVE_H */

@@ -128,8 +128,12 @@ fail:
 	return -1;
 }
 
+static void profiles_free(struct profile *p, size_t n);
+
 void config_release(struct config *cfg)
 {
+	profiles_free(cfg->profiles, cfg->nprofiles);
+	json_decref(cfg->profiles_json);
 	free(cfg->scheduler_name);
 	free(cfg->node_scheduler_policy);
 	free(cfg->gpu_scheduler_policy);
@@ -141,6 +145,9 @@ void config_release(struct config *cfg)
 /* ------------------------------------------------------------------------
  * The JSON file
  */
+
+static int load_json(struct config *cfg, const char *path, json_t *root,
+		     char *err, size_t errlen);
 
 /* Where a value sits in the file, for messages: "devices[0].tolerations". */
 struct where {
@@ -395,31 +402,31 @@ static const char *const actions[] = { "deny", "warn" };
 static const char *const scheduler_policies[] = { "", "binpack", "spread" };
 
 /* Reads schedulerPolicy.node and .gpu ("", binpack or spread). */
-static int read_scheduler_policy(struct where *w, struct config *cfg,
-				 const json_t *v)
+static int read_scheduler_policy(struct where *w, const char *prefix,
+				 struct config *cfg, const json_t *v)
 {
 	const json_t *item;
 	const char *key;
+	char top[96], path[128];
 	int choice;
 
+	snprintf(top, sizeof(top), "%sschedulerPolicy", prefix);
 	if (!json_is_object(v))
-		return bad_type(w, "schedulerPolicy", "an object", v);
+		return bad_type(w, top, "an object", v);
 	json_object_foreach((json_t *)v, key, item) {
 		char **dst;
-		const char *path;
 
 		if (json_is_null(item) &&
 		    (!strcmp(key, "node") || !strcmp(key, "gpu")))
 			continue;
 		if (!strcmp(key, "node")) {
 			dst = &cfg->node_scheduler_policy;
-			path = "schedulerPolicy.node";
 		} else if (!strcmp(key, "gpu")) {
 			dst = &cfg->gpu_scheduler_policy;
-			path = "schedulerPolicy.gpu";
 		} else {
-			return unknown_key(w, "schedulerPolicy", key);
+			return unknown_key(w, top, key);
 		}
+		snprintf(path, sizeof(path), "%s.%s", top, key);
 		if (read_choice(w, path, item, scheduler_policies, 3, &choice) ||
 		    read_string(w, path, item, dst))
 			return -1;
@@ -454,7 +461,7 @@ static bool is_top_key(const char *key)
 	static const char *const keys[] = {
 		"schedulerName", "forceOverwriteDefaultScheduler",
 		"privilegedPolicy", "nodeNamePolicy", "schedulerPolicy",
-		"devices", "guards"
+		"devices", "guards", "profiles"
 	};
 	size_t i;
 
@@ -467,12 +474,9 @@ static bool is_top_key(const char *key)
 int config_load_file(struct config *cfg, const char *path, char *err,
 		     size_t errlen)
 {
-	struct where w = { path, err, errlen };
 	json_error_t jerr;
-	const json_t *item;
-	const char *key;
 	json_t *root;
-	int choice, rc = -1;
+	int rc;
 
 	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
@@ -480,6 +484,38 @@ int config_load_file(struct config *cfg, const char *path, char *err,
 			    path, jerr.text, jerr.line, jerr.column);
 		return -1;
 	}
+	rc = load_json(cfg, path, root, err, errlen);
+	json_decref(root);
+	return rc;
+}
+
+int config_load_buffer(struct config *cfg, const char *path, const char *data,
+		       size_t len, char *err, size_t errlen)
+{
+	json_error_t jerr;
+	json_t *root;
+	int rc;
+
+	root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		text_errorf(err, errlen, "config %s: %s (line %d, column %d)",
+			    path, jerr.text, jerr.line, jerr.column);
+		return -1;
+	}
+	rc = load_json(cfg, path, root, err, errlen);
+	json_decref(root);
+	return rc;
+}
+
+/* Reads the decoded file root (borrowed) over cfg. */
+static int load_json(struct config *cfg, const char *path, json_t *root,
+		     char *err, size_t errlen)
+{
+	struct where w = { path, err, errlen };
+	const json_t *item;
+	const char *key;
+	int choice, rc = -1;
+
 	if (!json_is_object(root)) {
 		bad_type(&w, "(top level)", "an object", root);
 		goto out;
@@ -504,7 +540,7 @@ int config_load_file(struct config *cfg, const char *path, char *err,
 				goto out;
 			cfg->node_name_policy = (enum policy_action)choice;
 		} else if (!strcmp(key, "schedulerPolicy")) {
-			if (read_scheduler_policy(&w, cfg, item))
+			if (read_scheduler_policy(&w, "", cfg, item))
 				goto out;
 		} else if (!strcmp(key, "devices")) {
 			if (read_devices(&w, cfg, item))
@@ -512,6 +548,14 @@ int config_load_file(struct config *cfg, const char *path, char *err,
 		} else if (!strcmp(key, "guards")) {
 			if (read_guards(&w, cfg, item))
 				goto out;
+		} else if (!strcmp(key, "profiles")) {
+			/* Read whole by config_check(), over the flags. */
+			if (!json_is_array(item)) {
+				bad_type(&w, key, "an array", item);
+				goto out;
+			}
+			json_decref(cfg->profiles_json);
+			cfg->profiles_json = json_incref((json_t *)item);
 		} else {
 			unknown_key(&w, "", key);
 			goto out;
@@ -519,7 +563,6 @@ int config_load_file(struct config *cfg, const char *path, char *err,
 	}
 	rc = 0;
 out:
-	json_decref(root);
 	return rc;
 }
 
@@ -617,7 +660,7 @@ static int check_device(const struct device *d, size_t index, char *err,
 	return 0;
 }
 
-int config_check(struct config *cfg, char *err, size_t errlen)
+static int check_one(struct config *cfg, char *err, size_t errlen)
 {
 	size_t i, j;
 	int r, s;
@@ -663,4 +706,417 @@ int config_check(struct config *cfg, char *err, size_t errlen)
 		}
 	}
 	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Profiles (behaviour §2.2)
+ */
+
+static void profiles_free(struct profile *p, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		free(p[i].name);
+		pattern_set_release(&p[i].namespaces);
+		for (j = 0; j < p[i].nlabels; j++) {
+			free(p[i].label_keys[j]);
+			free(p[i].label_values[j]);
+		}
+		free(p[i].label_keys);
+		free(p[i].label_values);
+		config_release(&p[i].cfg);
+	}
+	free(p);
+}
+
+/* Copies the top level of src (not its profiles) into dst; -1 for OOM. */
+static int config_copy(struct config *dst, const struct config *src)
+{
+	size_t i;
+	int r;
+
+	memset(dst, 0, sizeof(*dst));
+	dst->force_overwrite_default_scheduler =
+		src->force_overwrite_default_scheduler;
+	dst->privileged_policy = src->privileged_policy;
+	dst->node_name_policy = src->node_name_policy;
+	dst->any_overwrite_env = src->any_overwrite_env;
+	if (set_string(&dst->scheduler_name, src->scheduler_name) ||
+	    set_string(&dst->node_scheduler_policy,
+		       src->node_scheduler_policy) ||
+	    set_string(&dst->gpu_scheduler_policy, src->gpu_scheduler_policy) ||
+	    guardcfg_init(&dst->guards) ||
+	    guardcfg_merge(&dst->guards, &src->guards))
+		goto fail;
+	dst->devices = calloc(src->ndevices ? src->ndevices : 1,
+			      sizeof(*dst->devices));
+	if (!dst->devices)
+		goto fail;
+	for (i = 0; i < src->ndevices; i++) {
+		const struct device *s = &src->devices[i];
+		struct device *d = &dst->devices[i];
+
+		if (device_init(d, s->name, (const char *const *)s->resource))
+			goto fail;
+		dst->ndevices++;
+		if (set_string(&d->runtime_class_name, s->runtime_class_name) ||
+		    set_string(&d->gpu_core_policy, s->gpu_core_policy) ||
+		    set_string(&d->active_oom_killer, s->active_oom_killer))
+			goto fail;
+		json_decref(d->tolerations);
+		d->tolerations = json_deep_copy(s->tolerations);
+		if (!d->tolerations)
+			goto fail;
+		d->overwrite_env = s->overwrite_env;
+		d->family.default_gpu_num = s->family.default_gpu_num;
+		d->family.default_memory = s->family.default_memory;
+		d->family.default_cores = s->family.default_cores;
+		for (r = 0; r < VGPU_NRESOURCES; r++)
+			d->family.resource[r] = d->resource[r];
+		d->family.name = d->name;
+	}
+	return 0;
+fail:
+	config_release(dst);
+	return -1;
+}
+
+static int profile_refuse(struct where *w, const char *path, const char *why)
+{
+	text_errorf(w->err, w->errlen, "config %s: %s: %s", w->file, path,
+		    why);
+	return -1;
+}
+
+/* Whether key is in the NULL-terminated list keys. */
+static bool in_list(const char *key, const char *const *keys)
+{
+	for (; *keys; keys++)
+		if (!strcmp(key, *keys))
+			return true;
+	return false;
+}
+
+/*
+ * Applies the override profiles[pi].devices[di] (v) to the family of cfg
+ * it names.  by_labels: the profile selects by podLabels.
+ */
+static int read_profile_device(struct where *w, size_t pi, size_t di,
+			       const json_t *v, struct config *cfg,
+			       bool by_labels)
+{
+	static const char *const any[] = {
+		"defaultGPUNum", "defaultMemory", "defaultCores", "tolerations",
+		"runtimeClassName", "gpuCorePolicy", "activeOOMKiller", NULL
+	};
+	static const char *const labels[] = {
+		"defaultGPUNum", "defaultMemory", "defaultCores", "tolerations",
+		"runtimeClassName", NULL
+	};
+	const json_t *name = json_object_get(v, "name"), *item;
+	struct device *d = NULL;
+	const char *key;
+	char path[64], sub[160];
+	size_t i;
+	int choice;
+
+	snprintf(path, sizeof(path), "profiles[%zu].devices[%zu]", pi, di);
+	if (!json_is_object(v))
+		return bad_type(w, path, "an object", v);
+	if (!name)
+		return missing_key(w, path, "name");
+	snprintf(sub, sizeof(sub), "%s.name", path);
+	if (!json_is_string(name))
+		return bad_type(w, sub, "a string", name);
+	for (i = 0; i < cfg->ndevices; i++)
+		if (!strcmp(cfg->devices[i].name, json_string_value(name)))
+			d = &cfg->devices[i];
+	if (!d) {
+		text_errorf(w->err, w->errlen,
+			    "config %s: %s: \"%.64s\" is not the name of a family of devices",
+			    w->file, sub, json_string_value(name));
+		return -1;
+	}
+	json_object_foreach((json_t *)v, key, item) {
+		snprintf(sub, sizeof(sub), "%s.%.64s", path, key);
+		if (!strcmp(key, "name"))
+			continue;
+		if (!in_list(key, any))
+			return profile_refuse(w, sub,
+					      "a profile may not override this key");
+		if (by_labels && !in_list(key, labels))
+			return profile_refuse(w, sub,
+					      "a profile that selects by podLabels may not override this key");
+		if (!strcmp(key, "defaultGPUNum")) {
+			if (read_int(w, sub, item, &d->family.default_gpu_num))
+				return -1;
+			d->from_profile |= DEVICE_FROM_PROFILE_GPU_NUM;
+		} else if (!strcmp(key, "defaultMemory")) {
+			if (read_int(w, sub, item, &d->family.default_memory))
+				return -1;
+			d->from_profile |= DEVICE_FROM_PROFILE_MEMORY;
+		} else if (!strcmp(key, "defaultCores")) {
+			if (read_int(w, sub, item, &d->family.default_cores))
+				return -1;
+			d->from_profile |= DEVICE_FROM_PROFILE_CORES;
+		} else if (!strcmp(key, "tolerations")) {
+			json_array_clear(d->tolerations);
+			if (read_tolerations(w, sub, item, d->tolerations))
+				return -1;
+		} else if (!strcmp(key, "runtimeClassName")) {
+			if (read_string(w, sub, item, &d->runtime_class_name))
+				return -1;
+		} else if (!strcmp(key, "gpuCorePolicy")) {
+			if (read_choice(w, sub, item, core_policies, 4,
+					&choice) ||
+			    read_string(w, sub, item, &d->gpu_core_policy))
+				return -1;
+		} else {
+			if (read_choice(w, sub, item, oom_killers, 3, &choice) ||
+			    read_string(w, sub, item, &d->active_oom_killer))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* Reads namespaces and podLabels of profiles[pi] (v) into p. */
+static int read_selectors(struct where *w, size_t pi, const json_t *v,
+			  struct profile *p)
+{
+	const json_t *ns = json_object_get(v, "namespaces");
+	const json_t *labels = json_object_get(v, "podLabels"), *item;
+	const char **texts = NULL, *key;
+	char path[160];
+	size_t i, n;
+	int rc = -1;
+
+	if (ns && !json_is_null(ns)) {
+		snprintf(path, sizeof(path), "profiles[%zu].namespaces", pi);
+		if (!json_is_array(ns))
+			return bad_type(w, path, "an array", ns);
+		n = json_array_size(ns);
+		texts = calloc(n ? n : 1, sizeof(*texts));
+		if (!texts)
+			return text_errorf(w->err, w->errlen, "out of memory");
+		json_array_foreach(ns, i, item) {
+			snprintf(path, sizeof(path),
+				 "profiles[%zu].namespaces[%zu]", pi, i);
+			if (!json_is_string(item)) {
+				bad_type(w, path, "a string", item);
+				goto out;
+			}
+			texts[i] = json_string_value(item);
+		}
+		if (pattern_set_init(&p->namespaces, texts, n)) {
+			text_errorf(w->err, w->errlen, "out of memory");
+			goto out;
+		}
+		p->by_namespace = true;
+	}
+	if (labels && !json_is_null(labels)) {
+		snprintf(path, sizeof(path), "profiles[%zu].podLabels", pi);
+		if (!json_is_object(labels)) {
+			bad_type(w, path, "an object", labels);
+			goto out;
+		}
+		n = json_object_size(labels);
+		p->label_keys = calloc(n ? n : 1, sizeof(char *));
+		p->label_values = calloc(n ? n : 1, sizeof(char *));
+		if (!p->label_keys || !p->label_values) {
+			text_errorf(w->err, w->errlen, "out of memory");
+			goto out;
+		}
+		json_object_foreach((json_t *)labels, key, item) {
+			snprintf(path, sizeof(path),
+				 "profiles[%zu].podLabels.%.64s", pi, key);
+			if (read_string(w, path, item,
+					&p->label_values[p->nlabels]) ||
+			    set_string(&p->label_keys[p->nlabels], key)) {
+				free(p->label_values[p->nlabels]);
+				goto out;
+			}
+			p->nlabels++;
+		}
+		if (!n) {
+			profile_refuse(w, path, "must hold at least one label");
+			goto out;
+		}
+	}
+	if (!p->by_namespace && !p->nlabels) {
+		snprintf(path, sizeof(path), "profiles[%zu]", pi);
+		profile_refuse(w, path,
+			       "a profile needs \"namespaces\" or \"podLabels\"");
+		goto out;
+	}
+	rc = 0;
+out:
+	free(texts);
+	return rc;
+}
+
+/*
+ * Reads profiles[pi] (v) into p: its selectors, and its effective config,
+ * a copy of base with the profile's keys over it.
+ */
+static int read_profile(struct where *w, size_t pi, const json_t *v,
+			const struct config *base, struct profile *p)
+{
+	static const char *const top[] = {
+		"schedulerName", "forceOverwriteDefaultScheduler",
+		"privilegedPolicy", "nodeNamePolicy", "schedulerPolicy",
+		"guards", "devices", NULL
+	};
+	static const char *const labels[] = { "schedulerPolicy", "devices",
+					      NULL };
+	const json_t *name = json_object_get(v, "name"), *item;
+	struct config *cfg = &p->cfg;
+	const char *key;
+	char path[64], sub[160], prefix[80];
+	size_t i;
+	int choice;
+
+	snprintf(path, sizeof(path), "profiles[%zu]", pi);
+	if (!json_is_object(v))
+		return bad_type(w, path, "an object", v);
+	if (!name)
+		return missing_key(w, path, "name");
+	snprintf(sub, sizeof(sub), "%s.name", path);
+	if (read_string(w, sub, name, &p->name))
+		return -1;
+	if (!p->name[0])
+		return profile_refuse(w, sub, "must not be empty");
+	for (i = 0; i < pi; i++)
+		if (!strcmp(base->profiles[i].name, p->name)) {
+			text_errorf(w->err, w->errlen,
+				    "config %s: %s: \"%.64s\" is also the name of profiles[%zu]",
+				    w->file, sub, p->name, i);
+			return -1;
+		}
+	if (read_selectors(w, pi, v, p))
+		return -1;
+	if (config_copy(cfg, base))
+		return text_errorf(w->err, w->errlen, "out of memory");
+	cfg->profile = p->name;
+	snprintf(prefix, sizeof(prefix), "%s.", path);
+	json_object_foreach((json_t *)v, key, item) {
+		snprintf(sub, sizeof(sub), "%s.%.64s", path, key);
+		if (!strcmp(key, "name") || !strcmp(key, "namespaces") ||
+		    !strcmp(key, "podLabels"))
+			continue;
+		if (!in_list(key, top))
+			return unknown_key(w, path, key);
+		if (json_is_null(item))
+			continue;
+		if (p->nlabels && !in_list(key, labels))
+			return profile_refuse(w, sub,
+					      "a profile that selects by podLabels may not override this key");
+		if (!strcmp(key, "schedulerName")) {
+			if (read_string(w, sub, item, &cfg->scheduler_name))
+				return -1;
+		} else if (!strcmp(key, "forceOverwriteDefaultScheduler")) {
+			if (read_bool(w, sub, item,
+				      &cfg->force_overwrite_default_scheduler))
+				return -1;
+		} else if (!strcmp(key, "privilegedPolicy")) {
+			if (read_choice(w, sub, item, actions, 2, &choice))
+				return -1;
+			cfg->privileged_policy = (enum policy_action)choice;
+		} else if (!strcmp(key, "nodeNamePolicy")) {
+			if (read_choice(w, sub, item, actions, 2, &choice))
+				return -1;
+			cfg->node_name_policy = (enum policy_action)choice;
+		} else if (!strcmp(key, "schedulerPolicy")) {
+			if (read_scheduler_policy(w, prefix, cfg, item))
+				return -1;
+		} else if (!strcmp(key, "guards")) {
+			if (read_guards(w, cfg, item))
+				return -1;
+		} else {
+			if (!json_is_array(item))
+				return bad_type(w, sub, "an array", item);
+			for (i = 0; i < json_array_size(item); i++)
+				if (read_profile_device(w, pi, i,
+							json_array_get(item, i),
+							cfg, p->nlabels))
+					return -1;
+		}
+	}
+	return 0;
+}
+
+static int check_one(struct config *cfg, char *err, size_t errlen);
+
+/*
+ * Builds cfg->profiles from cfg->profiles_json over cfg as it stands.
+ * Returns 0, or -1 with a message naming the key.
+ */
+static int build_profiles(struct config *cfg, char *err, size_t errlen)
+{
+	struct where w = { "-", err, errlen };
+	size_t n = json_array_size(cfg->profiles_json), i;
+	char msg[512];
+
+	profiles_free(cfg->profiles, cfg->nprofiles);
+	cfg->profiles = NULL;
+	cfg->nprofiles = 0;
+	if (!n)
+		return 0;
+	cfg->profiles = calloc(n, sizeof(*cfg->profiles));
+	if (!cfg->profiles)
+		return text_errorf(err, errlen, "out of memory");
+	for (i = 0; i < n; i++) {
+		struct profile *p = &cfg->profiles[i];
+
+		cfg->nprofiles++;
+		if (read_profile(&w, i, json_array_get(cfg->profiles_json, i),
+				 cfg, p))
+			goto fail;
+		if (check_one(&p->cfg, msg, sizeof(msg))) {
+			text_errorf(err, errlen, "profiles[%zu] (\"%.64s\"): %s",
+				    i, p->name, msg);
+			return -1;
+		}
+	}
+	return 0;
+fail:
+	/* The readers name the file; the caller names it too. */
+	if (!strncmp(err, "config -: ", 10))
+		memmove(err, err + 10, strlen(err + 10) + 1);
+	return -1;
+}
+
+int config_check(struct config *cfg, char *err, size_t errlen)
+{
+	if (check_one(cfg, err, errlen))
+		return -1;
+	return build_profiles(cfg, err, errlen);
+}
+
+const struct config *config_select(const struct config *cfg, const char *ns,
+				   size_t nslen, const json_t *labels)
+{
+	size_t i, j;
+
+	for (i = 0; i < cfg->nprofiles; i++) {
+		const struct profile *p = &cfg->profiles[i];
+
+		if (p->by_namespace &&
+		    pattern_set_findn(&p->namespaces, ns, nslen) < 0)
+			continue;
+		for (j = 0; j < p->nlabels; j++) {
+			const json_t *v = json_object_get(labels,
+							  p->label_keys[j]);
+			size_t len = strlen(p->label_values[j]);
+
+			if (!json_is_string(v) || json_string_length(v) != len ||
+			    memcmp(json_string_value(v), p->label_values[j],
+				   len))
+				break;
+		}
+		if (j == p->nlabels)
+			return &p->cfg;
+	}
+	return cfg;
 }

@@ -34,7 +34,17 @@ struct device {
 	char *active_oom_killer;         /* "", true or false */
 	bool overwrite_env;
 	json_t *tolerations; /* array of validated toleration objects */
+	unsigned from_profile; /* DEVICE_FROM_PROFILE_*: defaults a profile set */
 };
+
+/* Bits of struct device.from_profile, for the warnings (behaviour §2.2). */
+enum {
+	DEVICE_FROM_PROFILE_GPU_NUM = 1u << 0,
+	DEVICE_FROM_PROFILE_MEMORY = 1u << 1,
+	DEVICE_FROM_PROFILE_CORES = 1u << 2,
+};
+
+struct profile;
 
 struct config {
 	char *scheduler_name;
@@ -47,7 +57,35 @@ struct config {
 	size_t ndevices;
 	bool any_overwrite_env; /* set by config_check() */
 	struct guards guards;   /* behaviour §2.1 (guardcfg.h) */
+	/* Profiles (behaviour §2.2).  The top-level config holds the file's
+	 * `profiles` as read (checked at load) and, after config_check(),
+	 * one effective config per profile; an effective config has no
+	 * profiles of its own and names its profile. */
+	const char *profile;     /* NULL at top level; borrowed */
+	json_t *profiles_json;   /* the file's "profiles", or NULL */
+	struct profile *profiles;
+	size_t nprofiles;
 };
+
+/* One profile, with the config its pods get. */
+struct profile {
+	char *name;
+	struct pattern_set namespaces; /* empty: no namespace condition */
+	bool by_namespace;
+	char **label_keys; /* podLabels, nlabels pairs */
+	char **label_values;
+	size_t nlabels;
+	struct config cfg; /* the effective config */
+};
+
+/*
+ * The config for a pod: that of the first profile of cfg whose namespace
+ * patterns match ns[0..nslen) and whose podLabels are all in labels (an
+ * object of the pod's labels, or NULL), else cfg itself.  A few
+ * comparisons per profile; cfg is only read.
+ */
+const struct config *config_select(const struct config *cfg, const char *ns,
+				   size_t nslen, const json_t *labels);
 
 /* Fills the built-in configuration.  Returns 0, or -1 out of memory. */
 int config_init(struct config *cfg) __attribute__((warn_unused_result));
@@ -87,8 +125,18 @@ int config_set_default_cores(struct config *cfg, const char *what,
 	__attribute__((warn_unused_result));
 
 /*
+ * config_load_file() for the bytes data[0..len) of the file path (named
+ * in messages only).
+ */
+int config_load_buffer(struct config *cfg, const char *path, const char *data,
+		       size_t len, char *err, size_t errlen)
+	__attribute__((warn_unused_result));
+
+/*
  * Validates the whole configuration (ranges, names, uniqueness of family
- * and resource names) and computes derived fields.  Returns 0, or -1 with a
+ * and resource names), computes derived fields, and builds the effective
+ * config of each profile over the top level as it stands (so after the
+ * flags).  Returns 0, or -1 with a
  * message naming the key.
  */
 int config_check(struct config *cfg, char *err, size_t errlen)

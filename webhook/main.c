@@ -20,6 +20,8 @@
 #include "cmd_review.h"
 #include "cmd_serve.h"
 #include "config.h"
+#include "file.h"
+#include "reload.h"
 #include "manifest.h"
 #include "review.h"
 #include "text.h"
@@ -527,27 +529,28 @@ static int parse_args(int argc, char **argv, struct args *a)
 }
 
 /*
- * Builds the configuration: built-in defaults, then the file (which must be
- * valid on its own), then the flags in their order.  Returns 0, or 2 after
- * a message that names the file, flag or key.
+ * Builds the configuration from the bytes data[0..len) of the config file
+ * path (NULL: no file): built-in defaults, then the file (which must be
+ * valid on its own), then the flags in their order (arg: the struct args).
+ * Returns 0, or -1 with a message that names the file, flag or key
+ * (reload.h, reload_build_fn).
  */
-static int load_config(struct config *cfg, const struct args *a)
+static int build_config(struct config *cfg, const char *path,
+			const char *data, size_t len, const void *arg,
+			char *err, size_t errlen)
 {
-	const char *file = a->config_file;
-	char err[512];
+	const struct args *a = arg;
+	char msg[512];
 	size_t i;
 
-	if (config_init(cfg)) {
-		fprintf(stderr, PROG ": out of memory\n");
-		return 2;
-	}
-	if (file) {
-		if (config_load_file(cfg, file, err, sizeof(err)))
+	if (config_init(cfg))
+		return text_errorf(err, errlen, "out of memory");
+	if (path) {
+		if (config_load_buffer(cfg, path, data, len, err, errlen))
 			goto fail;
-		if (config_check(cfg, err, sizeof(err))) {
-			fprintf(stderr, PROG ": config %s: %s\n", file, err);
-			config_release(cfg);
-			return 2;
+		if (config_check(cfg, msg, sizeof(msg))) {
+			text_errorf(err, errlen, "config %s: %s", path, msg);
+			goto fail;
 		}
 	}
 	for (i = 0; i < a->nsettings; i++) {
@@ -556,22 +559,52 @@ static int load_config(struct config *cfg, const struct args *a)
 
 		snprintf(what, sizeof(what), "%s%s", dashes(s->flag),
 			 s->flag->name);
-		if (s->flag->setting(cfg, what, s->value, err, sizeof(err)))
+		if (s->flag->setting(cfg, what, s->value, err, errlen))
 			goto fail;
 	}
-	if (config_check(cfg, err, sizeof(err)))
+	if (config_check(cfg, err, errlen))
 		goto fail;
 	return 0;
 fail:
-	fprintf(stderr, PROG ": %s\n", err);
 	config_release(cfg);
-	return 2;
+	return -1;
+}
+
+/*
+ * Builds the configuration from the file (read once) and the flags, and
+ * the SHA-256 of the file's bytes into sha256 ("" without a file).
+ * Returns 0, or 2 after a message that names the file, flag or key.
+ */
+static int load_config(struct config *cfg, const struct args *a,
+		       char sha256[65])
+{
+	char err[600], *data = NULL;
+	size_t len = 0;
+	int rc;
+
+	sha256[0] = '\0';
+	if (a->config_file) {
+		if (file_read(a->config_file, (size_t)4 << 20, &data, &len, err,
+			      sizeof(err))) {
+			fprintf(stderr, PROG ": --config: %s\n", err);
+			return 2;
+		}
+		reload_sha256(data, len, sha256);
+	}
+	rc = build_config(cfg, a->config_file, data, len, a, err, sizeof(err));
+	free(data);
+	if (rc) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return 2;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	struct args a;
 	struct config cfg;
+	char sha256[65];
 	int status;
 
 	arena_setup();
@@ -618,11 +651,15 @@ int main(int argc, char **argv)
 				 cmd_check_run(&a.check);
 		goto out;
 	}
-	status = load_config(&cfg, &a);
+	status = load_config(&cfg, &a, sha256);
 	if (status)
 		goto out;
 	switch (a.cmd) {
 	case CMD_SERVE:
+		a.serve.config_file = a.config_file;
+		a.serve.config_sha256 = sha256;
+		a.serve.build_config = build_config;
+		a.serve.build_arg = &a;
 		status = cmd_serve_run(&cfg, &a.serve);
 		break;
 	case CMD_REVIEW:

@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "jsonout.h"
+#include "config.h"
 #include "manifest.h"
 #include "pick.h"
 #include "review.h"
@@ -181,10 +182,35 @@ static int decide_template(const struct config *cfg, json_t *tpl,
 	return rc;
 }
 
+/*
+ * The config for the pods of obj (behaviour §2.2): its namespace (or
+ * --namespace, or "default") and the labels of its pod template tpl.
+ */
+static const struct config *select_profile(const struct run *r,
+					   const json_t *obj, const json_t *tpl)
+{
+	const json_t *ns = json_object_get(json_object_get(obj, "metadata"),
+					   "namespace");
+	const json_t *labels = json_object_get(
+		json_object_get(tpl, "metadata"), "labels");
+	const char *s = r->opt->namespace_ ? r->opt->namespace_ : "default";
+	size_t len = strlen(s);
+
+	if (!r->cfg->nprofiles)
+		return r->cfg;
+	if (json_is_string(ns) && json_string_length(ns)) {
+		s = json_string_value(ns);
+		len = json_string_length(ns);
+	}
+	return config_select(r->cfg, s, len,
+			     json_is_object(labels) ? labels : NULL);
+}
+
 /* Defaults one object (a document, or an item of a List) in place. */
 static void default_object(struct run *r, json_t *obj, size_t doc,
 			   size_t item)
 {
+	const struct config *cfg;
 	const json_t *kind = json_object_get(obj, "kind");
 	const json_t *api = json_object_get(obj, "apiVersion");
 	struct review_pod_answer ans;
@@ -221,8 +247,9 @@ static void default_object(struct run *r, json_t *obj, size_t doc,
 	}
 	if (!tpl)
 		goto out_ans;
-	if ((tpl == obj ? review_pod_apply(r->cfg, obj, &ans) :
-	     decide_template(r->cfg, tpl, &ans)) == 0)
+	cfg = select_profile(r, obj, tpl);
+	if ((tpl == obj ? review_pod_apply(cfg, obj, &ans) :
+	     decide_template(cfg, tpl, &ans)) == 0)
 		ans.status = REVIEW_POD_DEFAULTED;
 	else if (ans.status == REVIEW_POD_DEFAULTED)
 		ans.status = REVIEW_POD_FAILED;

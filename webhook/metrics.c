@@ -2,6 +2,7 @@
  * metrics.c - lock-free counters and the Prometheus text format.
  */
 #include <stddef.h>
+#include <stdio.h>
 
 #include "metrics.h"
 
@@ -32,6 +33,10 @@ void metrics_init(struct metrics *m)
 	atomic_init(&m->cert_not_after, 0);
 	atomic_init(&m->reloads[0], 0);
 	atomic_init(&m->reloads[1], 0);
+	atomic_init(&m->config_reloads[0], 0);
+	atomic_init(&m->config_reloads[1], 0);
+	pthread_mutex_init(&m->lock, NULL);
+	m->config_sha256[0] = '\0';
 	for (i = 0; i < GUARD_NKINDS * GUARD_NACTIONS; i++)
 		atomic_init(&m->guard_hits[i / GUARD_NACTIONS]
 					  [i % GUARD_NACTIONS], 0);
@@ -75,6 +80,24 @@ void metrics_count_reload(struct metrics *m, bool done)
 {
 	atomic_fetch_add_explicit(&m->reloads[done ? 1 : 0], 1,
 				  memory_order_relaxed);
+}
+
+void metrics_count_config_reload(struct metrics *m, bool done)
+{
+	atomic_fetch_add_explicit(&m->config_reloads[done ? 1 : 0], 1,
+				  memory_order_relaxed);
+}
+
+void metrics_set_config_sha256(struct metrics *m, const char *sha256)
+{
+	pthread_mutex_lock(&m->lock);
+	snprintf(m->config_sha256, sizeof(m->config_sha256), "%s", sha256);
+	pthread_mutex_unlock(&m->lock);
+}
+
+void metrics_release(struct metrics *m)
+{
+	pthread_mutex_destroy(&m->lock);
 }
 
 static unsigned long long load(atomic_ullong *v)
@@ -128,6 +151,20 @@ int metrics_render(struct metrics *m, long in_flight, struct buf *out)
 		 "vgpu_webhook_certificate_reloads_total{result=\"done\"} %llu\n"
 		 "vgpu_webhook_certificate_reloads_total{result=\"refused\"} %llu\n",
 		 load(&m->reloads[1]), load(&m->reloads[0]));
+
+	buf_addf(out,
+		 "# HELP vgpu_webhook_config_reloads_total Config files found changed on disk, by result.\n"
+		 "# TYPE vgpu_webhook_config_reloads_total counter\n"
+		 "vgpu_webhook_config_reloads_total{result=\"done\"} %llu\n"
+		 "vgpu_webhook_config_reloads_total{result=\"refused\"} %llu\n",
+		 load(&m->config_reloads[1]), load(&m->config_reloads[0]));
+	pthread_mutex_lock(&m->lock);
+	buf_addf(out,
+		 "# HELP vgpu_webhook_config_info The config in force: the SHA-256 of its file.\n"
+		 "# TYPE vgpu_webhook_config_info gauge\n"
+		 "vgpu_webhook_config_info{sha256=\"%s\"} 1\n",
+		 m->config_sha256);
+	pthread_mutex_unlock(&m->lock);
 
 	buf_add(out,
 		"# HELP vgpu_webhook_guard_hits_total Guarded annotation keys and env entries met, by guard and action.\n"

@@ -9,6 +9,7 @@
 #ifndef METRICS_H
 #define METRICS_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -26,6 +27,9 @@ struct metrics {
 	atomic_llong cert_not_after;            /* Unix seconds */
 	atomic_ullong reloads[2];               /* refused, done */
 	atomic_ullong guard_hits[GUARD_NKINDS][GUARD_NACTIONS];
+	atomic_ullong config_reloads[2]; /* refused, done */
+	pthread_mutex_t lock;            /* guards config_sha256 */
+	char config_sha256[65];
 };
 
 void metrics_init(struct metrics *m);
@@ -42,6 +46,14 @@ void metrics_set_cert_not_after(struct metrics *m, int64_t not_after);
 
 /* Counts one certificate reload, done or refused. */
 void metrics_count_reload(struct metrics *m, bool done);
+
+/* A config reload done or refused, and the SHA-256 of the config in force
+ * ("" without a config file). */
+void metrics_count_config_reload(struct metrics *m, bool done);
+void metrics_set_config_sha256(struct metrics *m, const char *sha256);
+
+/* Frees what metrics_init() made. */
+void metrics_release(struct metrics *m);
 
 /*
  * Appends the Prometheus text exposition (format 0.0.4) of m to out, with

@@ -114,6 +114,12 @@ static void collect_resources(struct writer *w, const struct pod_container *c,
 		[VGPU_MEMORY_PERCENTAGE] = "defaultMemory is 0",
 		[VGPU_CORES] = "defaultCores",
 	};
+	static const unsigned from_profile[VGPU_NRESOURCES] = {
+		[VGPU_COUNT] = DEVICE_FROM_PROFILE_GPU_NUM,
+		[VGPU_MEMORY] = DEVICE_FROM_PROFILE_MEMORY,
+		[VGPU_MEMORY_PERCENTAGE] = DEVICE_FROM_PROFILE_MEMORY,
+		[VGPU_CORES] = DEVICE_FROM_PROFILE_CORES,
+	};
 	const struct vgpu_request *r = &s->req;
 	int res;
 
@@ -149,19 +155,26 @@ static void collect_resources(struct writer *w, const struct pod_container *c,
 				  c->label, key, value);
 		} else if (r->defaulted & VGPU_BIT(res)) {
 			char text[24];
-			const char *reason = reasons[res];
+			const char *reason = reasons[res], *profile = NULL;
 
 			snprintf(text, sizeof(text), "%lld",
 				 (long long)r->value[res]);
 			if (res == VGPU_CORES && dev->family.default_cores == 0)
 				reason = "whole device";
+			else if (dev->from_profile & from_profile[res])
+				profile = w->cfg->profile;
 			if (json_object_set_new(limits, key, json_string(text)) ||
 			    (requests && json_object_set_new(requests, key,
 							     json_string(text))))
 				w->oom = true;
-			pod_warnf(w->warnings, &w->oom,
-				  "container \"%s\": set %s=%s (%s)", c->label,
-				  key, text, reason);
+			if (profile)
+				pod_warnf(w->warnings, &w->oom,
+					  "container \"%s\": set %s=%s (%s, profile \"%s\")",
+					  c->label, key, text, reason, profile);
+			else
+				pod_warnf(w->warnings, &w->oom,
+					  "container \"%s\": set %s=%s (%s)",
+					  c->label, key, text, reason);
 		}
 	}
 }

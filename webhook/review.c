@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "config.h"
 #include "buf.h"
 #include "jsonout.h"
 #include "pod.h"
@@ -38,6 +39,7 @@ void review_answer_init(struct review_answer *ans)
 	ans->http_status = 500;
 	ans->content_type = CONTENT_TEXT;
 	ans->outcome = REVIEW_ERROR;
+	ans->profile = "";
 }
 
 void review_answer_release(struct review_answer *ans)
@@ -191,6 +193,39 @@ static int handle_json(const struct config *cfg, const json_t *root,
 		       bool user_text, const struct review_options *opt,
 		       struct review_answer *ans);
 
+/* The string v, or "" when it is not a string. */
+static const char *string_or_empty(const json_t *v, size_t *len)
+{
+	*len = json_is_string(v) ? json_string_length(v) : 0;
+	return json_is_string(v) ? json_string_value(v) : "";
+}
+
+/*
+ * The config for a pod request (behaviour §2.2): the namespace of the
+ * request, or of the object; the labels of the object, or of oldObject on
+ * an UPDATE.
+ */
+static const struct config *select_profile(const struct config *cfg,
+					   const json_t *request,
+					   const json_t *object,
+					   enum policy_operation op)
+{
+	const json_t *ns = json_object_get(request, "namespace");
+	const json_t *src = op == POLICY_CREATE ? object :
+			    json_object_get(request, "oldObject");
+	const json_t *labels = json_object_get(
+		json_object_get(src, "metadata"), "labels");
+	const char *s;
+	size_t len;
+
+	if (!json_is_string(ns) || !json_string_length(ns))
+		ns = json_object_get(json_object_get(object, "metadata"),
+				     "namespace");
+	s = string_or_empty(ns, &len);
+	return config_select(cfg, s, len,
+			     json_is_object(labels) ? labels : NULL);
+}
+
 int review_handlen(const struct config *cfg, const char *body, size_t len,
 		   struct review_answer *ans)
 {
@@ -322,6 +357,10 @@ static int handle_json(const struct config *cfg, const json_t *root,
 		opt = &defaults;
 	who.username = "";
 	who.groups = NULL;
+	if (cfg->nprofiles && pod_operation(request, &op))
+		cfg = select_profile(cfg, request, object, op);
+	if (cfg->profile)
+		ans->profile = cfg->profile;
 	if (pod_operation(request, &op) && policy_wants(cfg, op)) {
 		/* Only the annotation guard of an UPDATE asks who it is. */
 		if (op == POLICY_UPDATE &&
@@ -428,6 +467,20 @@ int review_pod_apply(const struct config *cfg, json_t *pod,
 	char err[256];
 	int rc = -1;
 
+	if (cfg->nprofiles) {
+		const json_t *meta = json_object_get(pod, "metadata");
+		const json_t *labels = json_object_get(meta, "labels");
+		size_t len;
+		const char *ns = string_or_empty(
+			json_object_get(meta, "namespace"), &len);
+
+		if (!len) {
+			ns = "default";
+			len = 7;
+		}
+		cfg = config_select(cfg, ns, len,
+				    json_is_object(labels) ? labels : NULL);
+	}
 	if (policy_decision_init(&d))
 		return pod_fails(ans, REVIEW_POD_FAILED, "out of memory");
 	if (policy_decide(cfg, pod, &d)) {

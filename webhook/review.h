@@ -48,6 +48,8 @@ struct review_answer {
 	char namespace_[REVIEW_FIELD_MAX];
 	char name[REVIEW_FIELD_MAX];
 	char operation[REVIEW_FIELD_MAX];
+	const char *profile;    /* the profile applied, "" for none; borrowed
+				   from the config, which outlives the answer */
 	struct guard_hits hits; /* the guards' hits in this review */
 };
 

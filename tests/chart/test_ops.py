@@ -62,6 +62,13 @@ def device(**changes):
 # match inside the value) lets through.  Each must be refused by
 # values.schema.json, naming the field.
 BAD_VALUES = {
+    # profiles (SPEC 2.2)
+    "/properties/config/properties/profiles/items/properties/schedulerName": (
+        {"config": {"profiles": [{"name": "p", "namespaces": ["a"],
+                                  "schedulerName": "Bad_Sched.x"}]}}, "schedulerName"),
+    "/properties/config/properties/profiles/items/properties/devices/items/properties/runtimeClassName": (
+        {"config": {"profiles": [{"name": "p", "namespaces": ["a"], "devices": [
+            {"name": "nvidia", "runtimeClassName": "Bad_Class.x"}]}]}}, "runtimeClassName"),
     "/properties/hami/properties/namespace": ({"hami": {"namespace": "Kube_system"}}, "namespace"),
     "/properties/hami/properties/releaseName": ({"hami": {"releaseName": "-hami"}}, "releaseName"),
     "/properties/fullnameOverride": ({"fullnameOverride": "Bad_Name-x"}, "fullnameOverride"),
@@ -151,6 +158,33 @@ def test_schema_patterns(helm):
     if r:
         T.equal("schema: a good fullnameOverride names the Deployment",
                 r.one("Deployment")["metadata"]["name"], "gpu-defaults")
+
+
+@checks
+def test_schema_profiles(helm):
+    T.section("values.schema.json: profiles (SPEC 2.2)")
+    ok = {"name": "p", "podLabels": {"size": "whole"}, "schedulerPolicy": {"gpu": "spread"},
+          "devices": [{"name": "nvidia", "defaultMemory": 0, "runtimeClassName": "nvidia"}]}
+    bad = [({"name": "p"}, "no selector"),
+           ({"namespaces": ["a"]}, "no name"),
+           (dict(ok, privilegedPolicy="warn"), "podLabels and privilegedPolicy"),
+           (dict(ok, devices=[{"name": "nvidia", "gpuCorePolicy": "force"}]),
+            "podLabels and gpuCorePolicy"),
+           ({"name": "p", "namespaces": ["a"], "devices": [
+               {"name": "nvidia", "resourceCountName": "x.io/g"}]}, "a resource name"),
+           ({"name": "p", "namespaces": ["a"], "devices": [
+               {"name": "nvidia", "overwriteEnv": True}]}, "overwriteEnv")]
+    with tempfile.TemporaryDirectory() as d:
+        f = os.path.join(d, "v.yaml")
+        for prof, what in [(ok, None)] + bad:
+            with open(f, "w") as out:
+                yaml.safe_dump({"config": {"profiles": [prof]}}, out)
+            rc, _, err = C.helm_template([f])
+            if what is None:
+                T.check("schema: a podLabels profile changing defaults renders", rc == 0,
+                        err.strip()[-300:])
+            else:
+                T.check(f"schema: refuses a profile with {what}", rc != 0, err.strip()[-300:])
 
 
 @checks

@@ -387,6 +387,101 @@ static void test_config__flags(void **state)
 	config_release(&cfg);
 }
 
+/* Profiles (behaviour §2.2): selection, effective configs, flags. */
+static void test_config__profiles(void **state)
+{
+	static const char text[] =
+		"{\"privilegedPolicy\": \"deny\", \"profiles\": ["
+		"{\"name\": \"inference\", \"namespaces\": [\"serving-*\"],"
+		" \"privilegedPolicy\": \"warn\","
+		" \"guards\": {\"env\": {\"policy\": \"warn\"}},"
+		" \"devices\": [{\"name\": \"nvidia\", \"defaultMemory\": 2000}]},"
+		"{\"name\": \"whole\", \"podLabels\": {\"size\": \"whole\","
+		" \"tier\": \"a\"},"
+		" \"devices\": [{\"name\": \"nvidia\", \"defaultMemory\": 0}]}]}";
+	const struct config *sel;
+	struct config cfg;
+	json_t *labels;
+	char err[512];
+
+	(void)state;
+	assert_int_equal(load(&cfg, text, err, sizeof(err)), 0);
+	assert_int_equal(cfg.nprofiles, 2);
+	assert_null(cfg.profile);
+	/* A flag set after the file: the profiles are built over it. */
+	assert_int_equal(config_set_default_memory(&cfg, "--default-mem",
+						   "9000", err, sizeof(err)),
+			 0);
+	assert_int_equal(config_check(&cfg, err, sizeof(err)), 0);
+	assert_int_equal(cfg.devices[0].family.default_memory, 9000);
+
+	labels = json_pack("{ssss}", "size", "whole", "tier", "a");
+	sel = config_select(&cfg, "serving-x", 9, labels);
+	assert_string_equal(sel->profile, "inference");
+	assert_int_equal(sel->privileged_policy, POLICY_WARN);
+	assert_int_equal(sel->guards.env_policy, GUARD_WARN);
+	assert_int_equal(sel->devices[0].family.default_memory, 2000);
+	assert_true(sel->devices[0].from_profile &
+		    DEVICE_FROM_PROFILE_MEMORY);
+	assert_false(sel->devices[0].from_profile &
+		     DEVICE_FROM_PROFILE_CORES);
+	assert_int_equal(sel->nprofiles, 0);
+	/* first match wins; the labels match the second */
+	sel = config_select(&cfg, "ml", 2, labels);
+	assert_string_equal(sel->profile, "whole");
+	assert_int_equal(sel->privileged_policy, POLICY_DENY);
+	assert_int_equal(sel->devices[0].family.default_memory, 0);
+	/* every label must be there, with that value */
+	json_object_set_new(labels, "tier", json_string("b"));
+	assert_ptr_equal(config_select(&cfg, "ml", 2, labels), &cfg);
+	assert_ptr_equal(config_select(&cfg, "serving", 7, NULL), &cfg);
+	json_decref(labels);
+	config_release(&cfg);
+}
+
+static void test_config__profile_refusals(void **state)
+{
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
+		{ "{\"profiles\": [{\"name\": \"a\"}]}", "profiles[0]" },
+		{ "{\"profiles\": [{\"namespaces\": [\"x\"]}]}", "name" },
+		{ "{\"profiles\": [{\"name\": \"a\", \"namespaces\": []},"
+		  "{\"name\": \"a\", \"namespaces\": [\"x\"]}]}",
+		  "profiles[1].name" },
+		{ "{\"profiles\": [{\"name\": \"a\", \"podLabels\": {\"k\": \"v\"},"
+		  " \"guards\": {}}]}", "profiles[0].guards" },
+		{ "{\"profiles\": [{\"name\": \"a\", \"podLabels\": {\"k\": \"v\"},"
+		  " \"devices\": [{\"name\": \"nvidia\","
+		  " \"activeOOMKiller\": \"true\"}]}]}",
+		  "profiles[0].devices[0].activeOOMKiller" },
+		{ "{\"profiles\": [{\"name\": \"a\", \"podLabels\": {}}]}",
+		  "profiles[0].podLabels" },
+		{ "{\"profiles\": [{\"name\": \"a\", \"podLabels\": {\"k\": 1}}]}",
+		  "profiles[0].podLabels.k" },
+		{ "{\"profiles\": [{\"name\": \"a\", \"namespaces\": [\"x\"],"
+		  " \"devices\": [{\"name\": \"hygon\"}]}]}",
+		  "profiles[0].devices[0].name" },
+		{ "{\"profiles\": [{\"name\": \"a\", \"namespaces\": [\"x\"],"
+		  " \"schedulerPolicy\": {\"node\": \"tight\"}}]}",
+		  "profiles[0].schedulerPolicy.node" },
+		{ "{\"profiles\": {}}", "profiles" },
+	};
+	struct config cfg;
+	char err[512];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(load(&cfg, cases[i].text, err, sizeof(err)),
+				 -1);
+		if (!strstr(err, cases[i].want))
+			fail_msg("case %zu: \"%s\" does not name %s", i, err,
+				 cases[i].want);
+		config_release(&cfg);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,6 +492,8 @@ int main(void)
 		cmocka_unit_test(test_config__null_is_absent),
 		cmocka_unit_test(test_config__unreadable_file),
 		cmocka_unit_test(test_config__flags),
+		cmocka_unit_test(test_config__profiles),
+		cmocka_unit_test(test_config__profile_refusals),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);

@@ -438,6 +438,55 @@ static void test_review__pod_out_of_memory(void **state)
 	review_pod_answer_release(&ref);
 }
 
+/* The profile of a request (behaviour §2.2): the namespace of the request,
+ * the labels of the object, or of oldObject on an UPDATE. */
+static void test_review__profile(void **state)
+{
+	static const char text[] =
+		"{\"profiles\": [{\"name\": \"by-label\", \"podLabels\":"
+		" {\"size\": \"whole\"}, \"devices\": [{\"name\": \"nvidia\","
+		" \"defaultMemory\": 0}]}, {\"name\": \"by-ns\", \"namespaces\":"
+		" [\"team-*\"]}]}";
+	static const char create[] =
+		"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+		"\"request\":{\"uid\":\"u\",\"kind\":{\"group\":\"\",\"kind\":\"Pod\"},"
+		"\"operation\":\"CREATE\",\"namespace\":\"team-a\",\"object\":"
+		"{\"metadata\":{\"labels\":{\"size\":\"whole\"}},\"spec\":"
+		"{\"containers\":[{\"name\":\"a\",\"resources\":{\"limits\":"
+		"{\"nvidia.com/gpu\":\"1\"}}}]}}}}";
+	static const char update[] =
+		"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+		"\"request\":{\"uid\":\"u\",\"kind\":{\"group\":\"\",\"kind\":\"Pod\"},"
+		"\"operation\":\"UPDATE\",\"namespace\":\"team-a\",\"object\":"
+		"{\"metadata\":{\"labels\":{\"size\":\"whole\"}},\"spec\":"
+		"{\"containers\":[{\"name\":\"a\"}]}},\"oldObject\":{\"metadata\":"
+		"{\"labels\":{\"size\":\"half\"}},\"spec\":{\"containers\":"
+		"[{\"name\":\"a\"}]}}}}";
+	struct config pcfg;
+	struct review_answer ans;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(config_init(&pcfg), 0);
+	assert_int_equal(config_load_buffer(&pcfg, "t", text, strlen(text), err,
+					    sizeof(err)), 0);
+	assert_int_equal(config_check(&pcfg, err, sizeof(err)), 0);
+	review_answer_init(&ans);
+	assert_int_equal(review_handlen(&pcfg, create, strlen(create), &ans), 0);
+	assert_string_equal(ans.profile, "by-label");
+	assert_non_null(strstr(ans.body, "profile \\\"by-label\\\""));
+	review_answer_release(&ans);
+	review_answer_init(&ans);
+	assert_int_equal(review_handlen(&pcfg, update, strlen(update), &ans), 0);
+	assert_string_equal(ans.profile, "by-ns");
+	review_answer_release(&ans);
+	review_answer_init(&ans);
+	assert_int_equal(review_handlen(&cfg, create, strlen(create), &ans), 0);
+	assert_string_equal(ans.profile, "");
+	review_answer_release(&ans);
+	config_release(&pcfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -449,6 +498,7 @@ int main(void)
 		cmocka_unit_test(test_review__log_fields_masked),
 		cmocka_unit_test(test_review__out_of_memory),
 		cmocka_unit_test(test_review__pod),
+		cmocka_unit_test(test_review__profile),
 		cmocka_unit_test(test_review__pod_out_of_memory),
 	};
 

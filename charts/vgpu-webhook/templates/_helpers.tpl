@@ -116,6 +116,7 @@ container names one of the family resources in its limits or requests.
 {{- $config := deepCopy .Values.config -}}
 {{- $ann := index $config.guards "schedulerAnnotations" -}}
 {{- $_ := set $ann "writers" (include "vgpu-webhook.guardWriters" . | fromJsonArray) -}}
+{{- if not $config.profiles -}}{{- $_ := unset $config "profiles" -}}{{- end -}}
 {{- $config | toPrettyJson -}}
 {{- end -}}
 

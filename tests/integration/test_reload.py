@@ -1,0 +1,205 @@
+"""Configuration reload (behaviour §6) and profiles through `serve`: the
+config in a ConfigMap-style volume (a `..data` symlink swapped, as the
+kubelet does) under continuous load.
+"""
+
+import base64
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import sys
+import threading
+import time
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import CertDir, Server, good_review, temp_dir  # noqa: E402
+
+MEM_RX = re.compile(r'limits/nvidia\.com~1gpumem","value":"(\d+)"')
+
+
+@pytest.fixture(scope="module")
+def certs():
+    tmp = temp_dir("vgpu-reload-")
+    yield CertDir(os.path.join(tmp, "ca"))
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def configmap_layout(d, version, data):
+    """Writes d/VERSION/config.json and swaps d/..data to it atomically;
+    d/config.json is a symlink through ..data.  Returns the bytes' SHA-256."""
+    v = os.path.join(d, version)
+    os.makedirs(v)
+    with open(os.path.join(v, "config.json"), "wb") as f:
+        f.write(data)
+    tmp = os.path.join(d, "..data_tmp")
+    os.symlink(version, tmp)
+    os.rename(tmp, os.path.join(d, "..data"))
+    link = os.path.join(d, "config.json")
+    if not os.path.islink(link):
+        os.symlink(os.path.join("..data", "config.json"), link)
+    return hashlib.sha256(data).hexdigest()
+
+
+class Load:
+    """Threads sending the sample review (namespace ml) until stopped; each
+    answer's defaulted gpumem is recorded with the time its request
+    started.  Every failure is recorded."""
+
+    def __init__(self, srv, threads=3):
+        self.srv = srv
+        self.stop_flag = threading.Event()
+        self.lock = threading.Lock()
+        self.seen = []  # (start, end, gpumem)
+        self.failures = []
+        self.threads = [threading.Thread(target=self._run)
+                        for _ in range(threads)]
+
+    def _run(self):
+        conn = None
+        while not self.stop_flag.is_set():
+            start = time.monotonic()
+            try:
+                if conn is None:
+                    conn = self.srv.conn()
+                status, _, body = self.srv.post(good_review(), conn=conn)
+                if status != 200:
+                    raise AssertionError("status %d" % status)
+                resp = json.loads(body)["response"]
+                if not resp.get("allowed"):
+                    raise AssertionError("denied: %s" % resp)
+                patch = base64.b64decode(resp["patch"]).decode()
+                m = MEM_RX.search(patch.replace(" ", ""))
+                if not m:
+                    raise AssertionError("no gpumem in %s" % patch)
+                with self.lock:
+                    self.seen.append((start, time.monotonic(), m.group(1)))
+            except Exception as e:  # noqa: BLE001
+                with self.lock:
+                    self.failures.append("%s: %s" % (type(e).__name__, e))
+                if conn is not None:
+                    conn.close()
+                conn = None
+            time.sleep(0.003)
+        if conn is not None:
+            conn.close()
+
+    def start(self):
+        for t in self.threads:
+            t.start()
+
+    def stop(self):
+        self.stop_flag.set()
+        for t in self.threads:
+            t.join(30)
+
+    def count(self):
+        with self.lock:
+            return len(self.seen)
+
+    def wait_count(self, n, timeout=20.0):
+        deadline = time.monotonic() + timeout
+        while self.count() < n and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert self.count() >= n, "load stalled at %d answers" % self.count()
+
+    def first(self, mem, after):
+        with self.lock:
+            for start, end, m in self.seen:
+                if start >= after and m == mem:
+                    return end
+        return None
+
+    def values_since(self, t):
+        with self.lock:
+            return {m for start, _, m in self.seen if start >= t}
+
+
+PROFILE = {"profiles": [{"name": "ml-team", "namespaces": ["ml"],
+                         "devices": [{"name": "nvidia",
+                                      "defaultMemory": 3000}]}]}
+
+
+def test_reload_configmap_volume(certs, note):
+    """A new config is served within 10 s of the swap, with no failed
+    request; a broken one is refused with a log line naming the key and the
+    old one keeps answering; the same bytes again count nothing; /metrics
+    shows one done, one refused and the hash in force."""
+    d = os.path.join(certs.path, "configmap")
+    os.makedirs(d)
+    configmap_layout(d, "..2026_01_01_a", b"{}\n")
+    with Server(certs, config=os.path.join(d, "config.json"),
+                args=["--default-mem", "4000"]) as srv:
+        load = Load(srv)
+        load.start()
+        try:
+            load.wait_count(30)
+            assert load.values_since(0) == {"4000"}, "flag over the file"
+            good = json.dumps(PROFILE).encode()
+            t_swap = time.monotonic()
+            sha = configmap_layout(d, "..2026_01_02_b", good)
+            seen = None
+            deadline = t_swap + 10
+            while time.monotonic() < deadline and seen is None:
+                seen = load.first("3000", t_swap)
+                time.sleep(0.05)
+            assert seen is not None, "the new config was not served in 10 s"
+            delay = seen - t_swap
+            line = srv.wait_log(r"config reloaded", 5.0)
+            assert line and sha in line and "profiles=1" in line, line
+            t_new = time.monotonic()
+            load.wait_count(load.count() + 30)
+            assert load.values_since(t_new) == {"3000"}
+            m = srv.metrics()
+            assert m['vgpu_webhook_config_reloads_total{result="done"}'] == 1
+            assert m['vgpu_webhook_config_info{sha256="%s"}' % sha] == 1
+
+            mark = len(srv.log_lines())
+            t_bad = time.monotonic()
+            configmap_layout(d, "..2026_01_03_c",
+                             b'{"profiles": [{"name": "x"}]}')
+            line = srv.wait_log(r"config reload refused", 10.0, start=mark)
+            assert line and "profiles[0]" in line, srv.log_lines()[mark:]
+            load.wait_count(load.count() + 30)
+            assert load.values_since(t_bad) == {"3000"}
+            # The same broken bytes again, then the bytes in force again:
+            # neither counts.
+            configmap_layout(d, "..2026_01_04_d",
+                             b'{"profiles": [{"name": "x"}]}')
+            time.sleep(3)
+            configmap_layout(d, "..2026_01_05_e", good)
+            time.sleep(3)
+            srv.proc.send_signal(signal.SIGHUP)
+            time.sleep(0.5)
+            m = srv.metrics()
+            assert m['vgpu_webhook_config_reloads_total{result="done"}'] == 1
+            assert m['vgpu_webhook_config_reloads_total{result="refused"}'] == 1
+            assert m['vgpu_webhook_config_info{sha256="%s"}' % sha] == 1
+            assert len([x for x in srv.log_lines()
+                        if "config reload refused" in x]) == 1
+            assert load.values_since(t_bad) == {"3000"}
+        finally:
+            load.stop()
+        assert not load.failures, "%d requests failed: %s" % (
+            len(load.failures), load.failures[:5])
+        decisions = [x for x in srv.log_lines() if "decision" in x]
+        assert any('profile=ml-team' in x for x in decisions), decisions[-1:]
+        assert srv.stop() == 0
+        note("new config served %.1f s after the swap, %d requests" % (
+            delay, load.count()))
+
+
+def test_reload_without_config(certs):
+    """Without --config, the info metric has an empty hash and SIGHUP
+    changes nothing."""
+    with Server(certs) as srv:
+        srv.proc.send_signal(signal.SIGHUP)
+        time.sleep(0.3)
+        m = srv.metrics()
+        assert m['vgpu_webhook_config_info{sha256=""}'] == 1
+        assert m['vgpu_webhook_config_reloads_total{result="done"}'] == 0
+        assert srv.stop() == 0
