@@ -317,12 +317,13 @@ struct frame {
 	bool merge;       /* the pending key is "<<" */
 	char *anchor;     /* malloc'd, or NULL */
 	size_t nodes0;    /* nodes made before this one */
+	size_t height;    /* the greatest height of its children */
 };
 
 struct reader {
 	struct frame *stack;
 	size_t depth;
-	json_t *anchors;    /* name -> [value, node count] */
+	json_t *anchors;    /* name -> [value, node count, height] */
 	json_t *root;       /* the current document's value */
 	size_t doc_start;   /* the byte where it starts */
 	int doc_line;       /* the line where it starts */
@@ -527,10 +528,13 @@ static int merge_into(struct reader *r, struct frame *f, json_t *src,
 /*
  * Puts the finished node v (a new reference, consumed) where it belongs:
  * the document root, an item, a key or a value.  anchor names it (v is
- * then registered with its node count).  Returns 0 or -1 after fail().
+ * then registered with its node count and its height: the collections
+ * nested in it, itself included, 0 for a scalar).  Returns 0 or -1 after
+ * fail().
  */
 static int place(struct reader *r, json_t *v, const char *anchor,
-		 size_t nodes, bool is_merge, const yaml_mark_t *mark)
+		 size_t nodes, size_t height, bool is_merge,
+		 const yaml_mark_t *mark)
 {
 	struct frame *f;
 	json_t *key, *pair;
@@ -538,7 +542,8 @@ static int place(struct reader *r, json_t *v, const char *anchor,
 	int rc = -1;
 
 	if (anchor) {
-		pair = json_pack("[OI]", v, (json_int_t)nodes);
+		pair = json_pack("[OII]", v, (json_int_t)nodes,
+				 (json_int_t)height);
 		if (!pair || json_object_set_new(r->anchors, anchor, pair)) {
 			fail(r, NULL, "out of memory");
 			goto out;
@@ -551,6 +556,8 @@ static int place(struct reader *r, json_t *v, const char *anchor,
 		goto out;
 	}
 	f = &r->stack[r->depth - 1];
+	if (height > f->height)
+		f->height = height;
 	if (json_is_array(f->value)) {
 		if (json_array_append(f->value, v)) {
 			fail(r, NULL, "out of memory");
@@ -621,7 +628,7 @@ static int on_event(struct reader *r, const yaml_event_t *ev)
 	struct frame *f;
 	json_t *v, *pair;
 	bool is_merge = false;
-	size_t nodes, doc_max;
+	size_t nodes, height, doc_max;
 	char shown[64];
 
 	switch (ev->type) {
@@ -658,6 +665,12 @@ static int on_event(struct reader *r, const yaml_event_t *ev)
 			return fail(r, mark, "unknown anchor \"%s\" referenced",
 				    show(shown, name, strlen(name)));
 		nodes = (size_t)json_integer_value(json_array_get(pair, 1));
+		height = (size_t)json_integer_value(json_array_get(pair, 2));
+		/* A copy nests as deep as its anchor: the limit on depth
+		 * holds for the tree built, not only for the text. */
+		if (height > YAMLIO_DEPTH_MAX - r->depth)
+			return fail(r, mark, "nested deeper than %d levels "
+				    "through aliases", YAMLIO_DEPTH_MAX);
 		/* A budget per stream bounds the time, one per document (by
 		 * its bytes so far) the memory. */
 		doc_max = YAMLIO_ALIAS_NODES_MIN +
@@ -673,7 +686,7 @@ static int on_event(struct reader *r, const yaml_event_t *ev)
 		v = json_deep_copy(json_array_get(pair, 0));
 		if (!v)
 			return fail(r, NULL, "out of memory");
-		return place(r, v, NULL, nodes, false, mark);
+		return place(r, v, NULL, nodes, height, false, mark);
 	}
 	case YAML_SCALAR_EVENT:
 		anchor = (const char *)ev->data.scalar.anchor;
@@ -681,7 +694,7 @@ static int on_event(struct reader *r, const yaml_event_t *ev)
 		if (!v)
 			return -1;
 		r->nodes++;
-		return place(r, v, anchor, 1, is_merge, mark);
+		return place(r, v, anchor, 1, 0, is_merge, mark);
 	case YAML_SEQUENCE_START_EVENT:
 	case YAML_MAPPING_START_EVENT:
 		if (r->depth >= YAMLIO_DEPTH_MAX)
@@ -706,7 +719,8 @@ static int on_event(struct reader *r, const yaml_event_t *ev)
 		int rc;
 
 		rc = place(r, json_incref(done.value), done.anchor,
-			   r->nodes - done.nodes0, false, mark);
+			   r->nodes - done.nodes0, done.height + 1, false,
+			   mark);
 		frame_release(&done);
 		return rc;
 	}

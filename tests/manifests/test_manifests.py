@@ -489,6 +489,20 @@ def test_alias_bomb_is_refused_quickly():
     assert "aliases expand to more than" in err
 
 
+def test_aliases_do_not_nest_past_the_depth_limit():
+    """Each anchor is 150 levels deep and holds the one before: the text
+    never nests past 200, but the tree its aliases build would, and the
+    output would grow with the square of the depth."""
+    lines = ["a0: &a0 " + "{a: " * 150 + "x" + "}" * 150]
+    for i in range(1, 6):
+        lines.append("a%d: &a%d " % (i, i) + "{a: " * 150 + "*a%d" % (i - 1)
+                     + "}" * 150)
+    src = ("\n".join(lines) + "\n").encode()
+    rc, out, err = run(["default", "-"], src)
+    assert rc == 2 and out == b"", err
+    assert "nested deeper than 200 levels through aliases" in err, err
+
+
 def test_document_over_3_mib():
     big = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n" + \
         b"".join(b"  k%07d: vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv\n"
