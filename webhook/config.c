@@ -660,10 +660,47 @@ static int check_device(const struct device *d, size_t index, char *err,
 	return 0;
 }
 
+/*
+ * The webhook writes the scheduler-policy annotations itself (behaviour
+ * §4.6) when schedulerPolicy asks for them: a guard on either would refuse
+ * the webhook's own answer when the API server sends it again.
+ */
+static int check_owned_annotations(const struct config *cfg, char *err,
+				   size_t errlen)
+{
+	const struct {
+		const char *key;
+		const char *setting;
+		const char *value;
+	} owned[] = {
+		{ "hami.io/node-scheduler-policy", "schedulerPolicy.node",
+		  cfg->node_scheduler_policy },
+		{ "hami.io/gpu-scheduler-policy", "schedulerPolicy.gpu",
+		  cfg->gpu_scheduler_policy },
+	};
+	size_t i;
+
+	if (cfg->guards.annotation_policy == GUARD_OFF)
+		return 0;
+	for (i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
+		if (!owned[i].value || !owned[i].value[0] ||
+		    pattern_set_findn(&cfg->guards.keys, owned[i].key,
+				      strlen(owned[i].key)) < 0)
+			continue;
+		return text_errorf(err, errlen,
+				   "guards.schedulerAnnotations.keys: a pattern matches \"%s\", which the webhook writes (%s)",
+				   owned[i].key, owned[i].setting);
+	}
+	return 0;
+}
+
 static int check_one(struct config *cfg, char *err, size_t errlen)
 {
 	size_t i, j;
 	int r, s;
+
+	if (check_owned_annotations(cfg, err, errlen))
+		return -1;
 
 	if (!vgpu_dns_subdomain_validn(cfg->scheduler_name,
 				       strlen(cfg->scheduler_name))) {

@@ -212,6 +212,8 @@ static const struct bad_case bad_cases[] = {
 	  "guards.schedulerAnnotations.keys[0]: expected a non-empty string, got a number" },
 	{ "{\"guards\":{\"schedulerAnnotations\":{\"writers\":[\"a\",\"group:system:authenticated\"]}}}",
 	  "guards.schedulerAnnotations.writers[1]: \"group:system:authenticated\" holds every tenant" },
+	{ "{\"schedulerPolicy\":{\"node\":\"binpack\"},\"guards\":{\"schedulerAnnotations\":{\"keys\":[\"hami.io/*\"]}}}",
+	  "guards.schedulerAnnotations.keys: a pattern matches \"hami.io/node-scheduler-policy\", which the webhook writes (schedulerPolicy.node)" },
 	{ "{\"guards\":{\"schedulerAnnotations\":{\"writers\":[\"group:system:unauthenticated\"]}}}",
 	  "writers[0]: \"group:system:unauthenticated\" holds every tenant" },
 	{ "{\"guards\":{\"schedulerAnnotations\":{\"writers\":[\"group:system:serviceaccounts\"]}}}",
