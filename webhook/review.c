@@ -525,9 +525,15 @@ int review_pod(const struct config *cfg, const char *body, size_t len,
 	if (!json_is_object(pod) || !json_is_string(kind) ||
 	    json_string_length(kind) != 3 ||
 	    strcmp(json_string_value(kind), "Pod")) {
-		rc = pod_fails(ans, REVIEW_POD_NOT_POD, "not a Pod: %.64s",
-			       json_is_string(kind) ? json_string_value(kind)
-						    : "(no kind)");
+		char shown[REVIEW_FIELD_MAX];
+
+		if (json_is_string(kind))
+			text_mask_cutn(shown, sizeof(shown),
+				       json_string_value(kind),
+				       json_string_length(kind), 64);
+		else
+			snprintf(shown, sizeof(shown), "(no kind)");
+		rc = pod_fails(ans, REVIEW_POD_NOT_POD, "not a Pod: %s", shown);
 		json_decref(pod);
 		return rc;
 	}
