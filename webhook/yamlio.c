@@ -903,6 +903,15 @@ static void write_quoted(struct buf *b, const char *s, size_t n)
 			   (unsigned char)s[i + 2] == 0xbf) {
 			esc = "\\uFEFF";
 			skip = 3;
+		} else if (c == 0xef && i + 2 < n &&
+			   (unsigned char)s[i + 1] == 0xbf &&
+			   ((unsigned char)s[i + 2] == 0xbe ||
+			    (unsigned char)s[i + 2] == 0xbf)) {
+			/* U+FFFE and U+FFFF, which a YAML reader refuses
+			 * as they stand. */
+			esc = (unsigned char)s[i + 2] == 0xbe ? "\\uFFFE" :
+								"\\uFFFF";
+			skip = 3;
 		}
 		if (!esc)
 			continue;

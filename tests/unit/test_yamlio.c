@@ -203,10 +203,10 @@ static void test_yamlio__writer(void **state)
 	for (i = 0; i < NELEM(quoted); i++)
 		EXPECT(!yamlio_plain_safe(quoted[i], strlen(quoted[i])),
 		       "%s should be quoted", quoted[i]);
-	doc = json_pack("{s:[sssss],s:{s:i,s:f,s:f,s:b,s:n},s:[],s:{},"
+	doc = json_pack("{s:[ssssss],s:{s:i,s:f,s:f,s:b,s:n},s:[],s:{},"
 			"s:[[i,[s]],{s:[{s:s}]}]}",
 			"s", "y", "caf\xc3\xa9 \xe2\x80\xa8", "\x01\xc2\x85\t",
-			"\"\\", "1e3",
+			"\"\\", "k[\xef\xbf\xbf\xef\xbf\xbe", "1e3",
 			"n", "i", (json_int_t)-5, "r", 1000.0, "e", 1e300, "b", 1,
 			"z", "ea", "eo", "nest", 1, "x", "m", "k", "v");
 	assert_non_null(doc);
