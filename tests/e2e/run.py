@@ -8,8 +8,8 @@ From the repository root; `make e2e` runs it after it has installed what is
 missing and built or found the API server (see tests/e2e/e2e.mk).  The
 tests run in this order on one cluster, started once for all of them:
 corpus, dry_run, reinvocation, v1beta1, quota, ert, failure_policy,
-rotation, chart, guards; -k also knows each by the name it prints (dry-run,
-extended-resource-toleration, failure-policy).
+rotation, chart, guards, profiles; -k also knows each by the name it
+prints (dry-run, extended-resource-toleration, failure-policy).
 
 What runs, all on 127.0.0.1 on free ports, logs in build/e2e/:
   - etcd from Debian's etcd-server, with its own data folder (the packaged
@@ -39,6 +39,7 @@ fails `make e2e` unless ALLOW_SKIP=1.
 import base64
 import ctypes
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -1653,6 +1654,109 @@ class Suite:
                      "annotations and labels allowed; guard_hits_total{action=denied} "
                      f"+{denied['annotations']} annotations, +{denied['env']} env")
 
+    # --- 11 ----------------------------------------------------------------
+
+    def profile_config(self, folder, stamp, memory):
+        """Writes the chart's config plus the profile "team" as a ConfigMap
+        volume holds it: config.json -> ..data/config.json, ..data -> a
+        timestamped folder; a rewrite swaps ..data with one rename, as the
+        kubelet does.  Returns the path the webhook reads."""
+        with open(self.chart_config) as f:
+            cfg = json.load(f)
+        cfg["profiles"] = [{"name": "team", "namespaces": ["team-*"],
+                            "devices": [{"name": "nvidia", "defaultMemory": memory,
+                                         "defaultCores": 20}]}]
+        os.makedirs(os.path.join(folder, stamp))
+        write(os.path.join(folder, stamp, "config.json"), json.dumps(cfg, indent=2))
+        tmp = os.path.join(folder, "..data_tmp")
+        os.symlink(stamp, tmp)
+        os.replace(tmp, os.path.join(folder, "..data"))
+        path = os.path.join(folder, "config.json")
+        if not os.path.islink(path):
+            os.symlink(os.path.join("..data", "config.json"), path)
+        return path
+
+    def test_profiles(self, t):
+        cl = self.cl
+        folder = log_path("profile-config")
+        shutil.rmtree(folder, ignore_errors=True)
+        os.makedirs(folder)
+        path = self.profile_config(folder, "..2026_01", 2000)
+        ns = "team-a"
+
+        def decision(name, namespace):
+            mine = [d for d in cl.decisions()
+                    if d.get("name") == name and d.get("namespace", namespace) == namespace]
+            return mine[-1] if mine else {}
+
+        try:
+            cl.start_webhook(path)
+            # 1. The namespace profile's defaults, for the tenant's pod in team-a.
+            rc, got, err = create(cl, gpu_pod("profile-1", ns), user=TENANT)
+            if t.check(rc == 0, "a GPU pod in team-a: created by the tenant", err.strip()):
+                lim = limits_of(got)
+                t.equal(quantity(lim.get("nvidia.com/gpumem")), 2000,
+                        "team-a: nvidia.com/gpumem is the profile's defaultMemory")
+                t.equal(quantity(lim.get("nvidia.com/gpucores")), 20,
+                        "team-a: nvidia.com/gpucores is the profile's defaultCores")
+                check_warnings(t, "team-a", err, [
+                    'container "cuda": set nvidia.com/gpumem=2000 (defaultMemory, '
+                    'profile "team")',
+                    'container "cuda": set nvidia.com/gpucores=20 (defaultCores, '
+                    'profile "team")'])
+                t.equal(decision("profile-1", ns).get("profile"), "team",
+                        "team-a: the decision log names profile=team")
+
+            # 2. No profile matches ml: the top-level defaults.
+            rc, got, err = create(cl, gpu_pod("profile-ml", "ml"))
+            if t.check(rc == 0, "a GPU pod in ml: created", err.strip()):
+                t.check(is_defaulted(got), "ml: the top-level defaults (gpumem 5000)",
+                        got["spec"])
+                check_warnings(t, "ml", err, [DEFAULT_WARNING])
+                d = decision("profile-ml", "ml")
+                t.check(bool(d) and not d.get("profile"),
+                        "ml: the decision log names no profile", d)
+
+            # 3. Live reload: ..data swapped, defaultMemory 3000, same process.
+            pid = cl.webhook.p.pid
+            self.profile_config(folder, "..2026_02", 3000)
+            deadline = time.time() + 10
+            reloaded = []
+            while time.time() < deadline and not reloaded:
+                for line in cl.webhook.lines():
+                    try:
+                        d = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(d, dict) and d.get("msg") == "config reloaded":
+                        reloaded.append(d)
+                if not reloaded:
+                    time.sleep(0.2)
+            t0 = deadline - 10
+            if t.check(bool(reloaded), "`config reloaded` logged within 10 s of the swap",
+                       tail(cl.webhook.log)):
+                t.equal(reloaded[-1].get("profiles"), 1, "the reload counts 1 profile")
+                with open(path, "rb") as f:
+                    t.equal(reloaded[-1].get("sha256"), hashlib.sha256(f.read()).hexdigest(),
+                            "the reload logs the SHA-256 of the new file")
+                t.summary = f"reloaded in {time.time() - t0:.1f} s"
+            t.check(cl.webhook.alive() and cl.webhook.p.pid == pid,
+                    "the webhook was not restarted")
+            rc, got, err = create(cl, gpu_pod("profile-2", ns), user=TENANT)
+            if t.check(rc == 0, "a GPU pod in team-a after the reload: created",
+                       err.strip()):
+                t.equal(quantity(limits_of(got).get("nvidia.com/gpumem")), 3000,
+                        "team-a after the reload: nvidia.com/gpumem 3000")
+                t.contains(err, 'set nvidia.com/gpumem=3000 (defaultMemory, profile "team")',
+                           "team-a after the reload: the warning says 3000")
+                t.equal(decision("profile-2", ns).get("profile"), "team",
+                        "team-a after the reload: the decision log names profile=team")
+        finally:
+            cl.start_webhook(self.chart_config)
+        t.summary = ("profile \"team\" (team-*) gives team-a gpumem 2000 and gpucores 20 "
+                     "with its warnings and log field, ml keeps 5000; the ..data swap to "
+                     "3000 is served without a restart, " + (t.summary or "no reload"))
+
 
 class SecondWebhook:
     """A tiny mutating webhook for the reinvocation test: it appends the env
@@ -1842,6 +1946,7 @@ test_failure_policy = checks(7, "failure-policy", Suite.test_failure_policy)
 test_rotation = checks(8, "rotation", Suite.test_rotation)
 test_chart = checks(9, "chart", Suite.test_chart)
 test_guards = checks(10, "guards", Suite.test_guards)
+test_profiles = checks(11, "profiles", Suite.test_profiles)
 
 
 if __name__ == "__main__":
