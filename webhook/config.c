@@ -297,6 +297,45 @@ static bool is_optional_device_key(const char *key)
  * optional key given as null keeps its empty default.  Returns 0, or -1
  * with the message in w.
  */
+/*
+ * Reads key (one a profile may override too) of a device family into d.
+ * Returns 0, -1 with the message in w, or 1 when key is not one of them.
+ * *from is the DEVICE_FROM_PROFILE_* bit of the key, 0 for the others.
+ */
+static int read_device_default(struct where *w, const char *sub,
+			       const char *key, const json_t *item,
+			       struct device *d, unsigned *from)
+{
+	int choice;
+
+	*from = 0;
+	if (!strcmp(key, "defaultGPUNum")) {
+		*from = DEVICE_FROM_PROFILE_GPU_NUM;
+		return read_int(w, sub, item, &d->family.default_gpu_num);
+	}
+	if (!strcmp(key, "defaultMemory")) {
+		*from = DEVICE_FROM_PROFILE_MEMORY;
+		return read_int(w, sub, item, &d->family.default_memory);
+	}
+	if (!strcmp(key, "defaultCores")) {
+		*from = DEVICE_FROM_PROFILE_CORES;
+		return read_int(w, sub, item, &d->family.default_cores);
+	}
+	if (!strcmp(key, "tolerations")) {
+		json_array_clear(d->tolerations);
+		return read_tolerations(w, sub, item, d->tolerations);
+	}
+	if (!strcmp(key, "runtimeClassName"))
+		return read_string(w, sub, item, &d->runtime_class_name);
+	if (!strcmp(key, "gpuCorePolicy"))
+		return read_choice(w, sub, item, core_policies, 4, &choice) ||
+		       read_string(w, sub, item, &d->gpu_core_policy) ? -1 : 0;
+	if (!strcmp(key, "activeOOMKiller"))
+		return read_choice(w, sub, item, oom_killers, 3, &choice) ||
+		       read_string(w, sub, item, &d->active_oom_killer) ? -1 : 0;
+	return 1;
+}
+
 static int read_device(struct where *w, size_t index, const json_t *v,
 		       struct device *d)
 {
@@ -307,8 +346,9 @@ static int read_device(struct where *w, size_t index, const json_t *v,
 	const json_t *item;
 	const char *key;
 	char path[32], sub[128];
+	unsigned from;
 	size_t i;
-	int choice;
+	int rc;
 
 	snprintf(path, sizeof(path), "devices[%zu]", index);
 	if (!json_is_object(v))
@@ -331,34 +371,13 @@ static int read_device(struct where *w, size_t index, const json_t *v,
 		} else if (!strcmp(key, "name")) {
 			if (read_string(w, sub, item, &d->name))
 				return -1;
-		} else if (!strcmp(key, "defaultGPUNum")) {
-			if (read_int(w, sub, item, &d->family.default_gpu_num))
-				return -1;
-		} else if (!strcmp(key, "defaultMemory")) {
-			if (read_int(w, sub, item, &d->family.default_memory))
-				return -1;
-		} else if (!strcmp(key, "defaultCores")) {
-			if (read_int(w, sub, item, &d->family.default_cores))
-				return -1;
-		} else if (!strcmp(key, "runtimeClassName")) {
-			if (read_string(w, sub, item, &d->runtime_class_name))
-				return -1;
-		} else if (!strcmp(key, "gpuCorePolicy")) {
-			if (read_choice(w, sub, item, core_policies, 4,
-					&choice) ||
-			    read_string(w, sub, item, &d->gpu_core_policy))
-				return -1;
-		} else if (!strcmp(key, "activeOOMKiller")) {
-			if (read_choice(w, sub, item, oom_killers, 3, &choice) ||
-			    read_string(w, sub, item, &d->active_oom_killer))
-				return -1;
 		} else if (!strcmp(key, "overwriteEnv")) {
 			if (read_bool(w, sub, item, &d->overwrite_env))
 				return -1;
-		} else if (!strcmp(key, "tolerations")) {
-			if (read_tolerations(w, sub, item, d->tolerations))
-				return -1;
-		} else {
+		} else if ((rc = read_device_default(w, sub, key, item, d,
+						     &from)) < 0) {
+			return -1;
+		} else if (rc) {
 			return unknown_key(w, path, key);
 		}
 	}
@@ -855,8 +874,8 @@ static int read_profile_device(struct where *w, size_t pi, size_t di,
 	struct device *d = NULL;
 	const char *key;
 	char path[64], sub[160];
+	unsigned from;
 	size_t i;
-	int choice;
 
 	snprintf(path, sizeof(path), "profiles[%zu].devices[%zu]", pi, di);
 	if (!json_is_object(v))
@@ -885,35 +904,10 @@ static int read_profile_device(struct where *w, size_t pi, size_t di,
 		if (by_labels && !in_list(key, labels))
 			return profile_refuse(w, sub,
 					      "a profile that selects by podLabels may not override this key");
-		if (!strcmp(key, "defaultGPUNum")) {
-			if (read_int(w, sub, item, &d->family.default_gpu_num))
-				return -1;
-			d->from_profile |= DEVICE_FROM_PROFILE_GPU_NUM;
-		} else if (!strcmp(key, "defaultMemory")) {
-			if (read_int(w, sub, item, &d->family.default_memory))
-				return -1;
-			d->from_profile |= DEVICE_FROM_PROFILE_MEMORY;
-		} else if (!strcmp(key, "defaultCores")) {
-			if (read_int(w, sub, item, &d->family.default_cores))
-				return -1;
-			d->from_profile |= DEVICE_FROM_PROFILE_CORES;
-		} else if (!strcmp(key, "tolerations")) {
-			json_array_clear(d->tolerations);
-			if (read_tolerations(w, sub, item, d->tolerations))
-				return -1;
-		} else if (!strcmp(key, "runtimeClassName")) {
-			if (read_string(w, sub, item, &d->runtime_class_name))
-				return -1;
-		} else if (!strcmp(key, "gpuCorePolicy")) {
-			if (read_choice(w, sub, item, core_policies, 4,
-					&choice) ||
-			    read_string(w, sub, item, &d->gpu_core_policy))
-				return -1;
-		} else {
-			if (read_choice(w, sub, item, oom_killers, 3, &choice) ||
-			    read_string(w, sub, item, &d->active_oom_killer))
-				return -1;
-		}
+		/* in_list(key, any) holds: every key of it is one of these. */
+		if (read_device_default(w, sub, key, item, d, &from))
+			return -1;
+		d->from_profile |= from;
 	}
 	return 0;
 }
