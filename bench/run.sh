@@ -392,18 +392,24 @@ echo "== admission core alone (review_handlen in a loop, no HTTP or TLS)"
 taskset -c "$SCPU" "$CORE" -t 500 $(awk '{ printf "%s/%s.json ", p, $1 }' \
 	p="$PAY" "$PAY/index.tsv") >"$OUT/core.out" ||
 	{ cat "$OUT/core.out" >&2; exit 1; }
-while read -r tag rest; do
-	[ "$tag" = CORE ] || continue
-	R=()
-	for kv in $rest; do
-		R[${kv%%=*}]=${kv#*=}
-	done
-	name=$(basename "${R[file]}" .json)
-	printf 'core\tcore\t%s\t0\t\t\t\t%s\t0\t100\t%s\t\t\t\tops=%s\n' "$name" \
-		"${R[us_per_call]}" "${R[us_per_call]}" "${R[ops]}" >>"$TSV"
-	printf '  %-14s %9s us per review  %4s ops  %s\n' "$name" \
-		"${R[us_per_call]}" "${R[ops]}" "${R[outcome]}"
-done <"$OUT/core.out"
+# Prints a row per CORE line of bench/core's output $1: row name $2 (the
+# payload's when empty), and a note after it in the table.
+core_rows() {
+	while read -r tag rest; do
+		[ "$tag" = CORE ] || continue
+		R=()
+		for kv in $rest; do
+			R[${kv%%=*}]=${kv#*=}
+		done
+		name=${2:-$(basename "${R[file]}" .json)}
+		printf 'core\tcore\t%s\t0\t\t\t\t%s\t0\t100\t%s\t\t\t\tops=%s\n' \
+			"$name" "${R[us_per_call]}" "${R[us_per_call]}" \
+			"${R[ops]}" >>"$TSV"
+		printf '  %-14s %9s us per review  %4s ops  %s%s\n' "$name" \
+			"${R[us_per_call]}" "${R[ops]}" "${R[outcome]}" "$3"
+	done <"$1"
+}
+core_rows "$OUT/core.out"
 
 # The typical pod under a config of 50 profiles that it matches only the
 # last of (each of the others fails on its namespace or on a label): the
@@ -423,17 +429,8 @@ EOF_PROFILES
 taskset -c "$SCPU" "$CORE" -t 500 -c "$OUT/profiles-50.json" \
 	"$PAY/typical.json" >"$OUT/core-profiles.out" ||
 	{ cat "$OUT/core-profiles.out" >&2; exit 1; }
-while read -r tag rest; do
-	[ "$tag" = CORE ] || continue
-	R=()
-	for kv in $rest; do
-		R[${kv%%=*}]=${kv#*=}
-	done
-	printf 'core\tcore\ttypical-50-profiles\t0\t\t\t\t%s\t0\t100\t%s\t\t\t\tops=%s\n' \
-		"${R[us_per_call]}" "${R[us_per_call]}" "${R[ops]}" >>"$TSV"
-	printf '  %-14s %9s us per review  %4s ops  %s (50 profiles, the last matches)\n' \
-		typical+50prof "${R[us_per_call]}" "${R[ops]}" "${R[outcome]}"
-done <"$OUT/core-profiles.out"
+core_rows "$OUT/core-profiles.out" typical-50-profiles \
+	" (50 profiles, the last matches)"
 
 # --- 7. default on a manifest stream ---------------------------------------
 
