@@ -2,7 +2,8 @@
 # install-deps.sh - installs the Debian packages that the end-to-end suite
 # needs, when any is missing: etcd, the Go toolchain and the pieces that
 # build kube-apiserver from Debian's `kubernetes` source package, and a
-# deb-src line for bookworm so that `apt-get source` finds it.  Runs as root
+# deb-src line for bookworm, on the mirror the machine's own apt sources
+# use (scripts/apt-mirror.sh), so that `apt-get source` finds it.  Runs as root
 # (or with sudo -n) only when something is missing; never reads standard
 # input.
 #
@@ -62,8 +63,10 @@ apt="$sudo apt-get -o DPkg::Lock::Timeout=600 -q"
 
 updated=0
 if [ "$need_src" -eq 1 ]; then
-	echo "e2e: adding a deb-src line for bookworm ($SRC_LIST)"
-	printf '%s\n' 'Types: deb-src' 'URIs: http://deb.debian.org/debian' \
+	# The machine's own mirror: the tree names none.
+	mirror=$("$(dirname "$0")/../../scripts/apt-mirror.sh" bookworm)
+	echo "e2e: adding a deb-src line for bookworm from $mirror ($SRC_LIST)"
+	printf '%s\n' 'Types: deb-src' "URIs: $mirror" \
 		'Suites: bookworm bookworm-updates' 'Components: main' \
 		'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' |
 		$sudo tee "$SRC_LIST" >/dev/null
