@@ -31,6 +31,14 @@ PYTEST_FLAGS ?= -q
 ALLOW_SKIP ?= 0
 
 VERSION := $(shell sed -n 's/^\#define VGPU_VERSION "\(.*\)"/\1/p' lib/vgpu.h)
+# The build's identity (webhook/version.h): the commit, "-dirty" with
+# changes, and its date (or SOURCE_DATE_EPOCH), so that two builds of one
+# commit are the same.  Both may be given: make VGPU_REVISION=abc.
+VGPU_REVISION ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null | \
+	sed "s/$$/$$(git diff --quiet HEAD -- 2>/dev/null || echo -dirty)/" | \
+	grep . || echo unknown)
+VGPU_BUILD_DATE ?= $(shell date -u -d "@$${SOURCE_DATE_EPOCH:-$$(git log -1 \
+	--format=%ct 2>/dev/null || date +%s)}" +%Y-%m-%dT%H:%M:%SZ)
 
 WARN := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wvla -Wwrite-strings
@@ -106,6 +114,18 @@ $(BUILD)/lib/%.o: lib/%.c $(BUILD)/lib/%.d
 $(BUILD)/webhook/%.o: webhook/%.c $(BUILD)/webhook/%.d
 	@mkdir -p $(@D)
 	$(CC) $(APP_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+
+# Only version.o sees the identity; it is rebuilt when the identity
+# changes (the stamp is rewritten only then).
+VERSION_ID := $(VGPU_REVISION) $(VGPU_BUILD_DATE)
+$(BUILD)/version.stamp: FORCE
+	@mkdir -p $(@D)
+	@[ "$$(cat $@ 2>/dev/null)" = "$(VERSION_ID)" ] || echo "$(VERSION_ID)" >$@
+$(BUILD)/webhook/version.o: $(BUILD)/version.stamp
+$(BUILD)/webhook/version.o: VGPU_CPPFLAGS += \
+	-DVGPU_REVISION='"$(VGPU_REVISION)"' -DVGPU_BUILD_DATE='"$(VGPU_BUILD_DATE)"'
+.PHONY: FORCE
+FORCE:
 
 $(LIBA): $(LIB_OBJ)
 	@rm -f $@
