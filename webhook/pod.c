@@ -353,12 +353,14 @@ static bool read_string_map(struct reader *r, const json_t *map,
 	return true;
 }
 
-/* What read_pod() and read_tolerations() read, and the pod's names. */
+/* What read_pod() and read_tolerations() read, and the pod's names and
+ * namespace (for logs and profiles). */
 const struct pick_rule pod_rule = {
 	PICK_OBJECT, PICK_FIELDS(
 		PICK_FIELD("metadata", PICK_OBJ(
 			PICK_FIELD("name", &pick_all),
 			PICK_FIELD("generateName", &pick_all),
+			PICK_FIELD("namespace", &pick_all),
 			PICK_FIELD("labels", &pick_all),
 			PICK_FIELD("annotations", &pick_all))),
 		PICK_FIELD("spec", PICK_OBJ(

@@ -40,8 +40,8 @@
 
 /*
  * The schema: metadata.name and metadata.generateName (which name the pod
- * in logs), the labels and every annotation (profiles and the guards),
- * and of the spec what pod_read() reads.
+ * in logs), metadata.namespace, the labels and every annotation (profiles
+ * and the guards), and of the spec what pod_read() reads.
  */
 extern const struct pick_rule pod_rule;
 

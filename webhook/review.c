@@ -193,11 +193,29 @@ static int handle_json(const struct config *cfg, const json_t *root,
 		       bool user_text, const struct review_options *opt,
 		       struct review_answer *ans);
 
-/* The string v, or "" when it is not a string. */
-static const char *string_or_empty(const json_t *v, size_t *len)
+const struct config *review_select(const struct config *cfg, const json_t *ns,
+				   const json_t *ns_alt, const char *fallback,
+				   const json_t *labels)
 {
-	*len = json_is_string(v) ? json_string_length(v) : 0;
-	return json_is_string(v) ? json_string_value(v) : "";
+	const char *s = fallback ? fallback : "";
+	size_t len = strlen(s);
+
+	if (!cfg->nprofiles)
+		return cfg;
+	if (!json_is_string(ns) || !json_string_length(ns))
+		ns = ns_alt;
+	if (json_is_string(ns) && json_string_length(ns)) {
+		s = json_string_value(ns);
+		len = json_string_length(ns);
+	}
+	return config_select(cfg, s, len,
+			     json_is_object(labels) ? labels : NULL);
+}
+
+/* metadata.KEY of obj, or NULL. */
+static const json_t *meta_get(const json_t *obj, const char *key)
+{
+	return json_object_get(json_object_get(obj, "metadata"), key);
 }
 
 /*
@@ -210,20 +228,12 @@ static const struct config *select_profile(const struct config *cfg,
 					   const json_t *object,
 					   enum policy_operation op)
 {
-	const json_t *ns = json_object_get(request, "namespace");
 	const json_t *src = op == POLICY_CREATE ? object :
 			    json_object_get(request, "oldObject");
-	const json_t *labels = json_object_get(
-		json_object_get(src, "metadata"), "labels");
-	const char *s;
-	size_t len;
 
-	if (!json_is_string(ns) || !json_string_length(ns))
-		ns = json_object_get(json_object_get(object, "metadata"),
-				     "namespace");
-	s = string_or_empty(ns, &len);
-	return config_select(cfg, s, len,
-			     json_is_object(labels) ? labels : NULL);
+	return review_select(cfg, json_object_get(request, "namespace"),
+			     meta_get(object, "namespace"), NULL,
+			     meta_get(src, "labels"));
 }
 
 int review_handlen(const struct config *cfg, const char *body, size_t len,
@@ -467,20 +477,6 @@ int review_pod_apply(const struct config *cfg, json_t *pod,
 	char err[256];
 	int rc = -1;
 
-	if (cfg->nprofiles) {
-		const json_t *meta = json_object_get(pod, "metadata");
-		const json_t *labels = json_object_get(meta, "labels");
-		size_t len;
-		const char *ns = string_or_empty(
-			json_object_get(meta, "namespace"), &len);
-
-		if (!len) {
-			ns = "default";
-			len = 7;
-		}
-		cfg = config_select(cfg, ns, len,
-				    json_is_object(labels) ? labels : NULL);
-	}
 	if (policy_decision_init(&d))
 		return pod_fails(ans, REVIEW_POD_FAILED, "out of memory");
 	if (policy_decide(cfg, pod, &d)) {
@@ -537,6 +533,8 @@ int review_pod(const struct config *cfg, const char *body, size_t len,
 		json_decref(pod);
 		return rc;
 	}
+	cfg = review_select(cfg, meta_get(pod, "namespace"), NULL, "default",
+			    meta_get(pod, "labels"));
 	if (review_pod_apply(cfg, pod, ans))
 		goto out;
 	/* Reals are printed with the fewest digits that keep their value, so

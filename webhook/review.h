@@ -121,17 +121,37 @@ void review_pod_answer_init(struct review_pod_answer *ans);
 void review_pod_answer_release(struct review_pod_answer *ans);
 
 /*
- * Decides the bare Pod object in body[0..len) with cfg, as review_handlen()
- * decides the object of a Pod CREATE, and applies the operations to it:
- * the `default` command.  Fills *ans, which must have been initialised.
+ * Decides the bare Pod object in body[0..len) with cfg (its profile chosen
+ * by review_select() from the pod's metadata.namespace, else "default"), as
+ * review_handlen() decides the object of a Pod CREATE, and applies the
+ * operations to it.  Fills *ans, which must have been initialised.
  * Returns 0 for REVIEW_POD_DEFAULTED and -1 otherwise.
  */
 int review_pod(const struct config *cfg, const char *body, size_t len,
 	       struct review_pod_answer *ans);
 
 /*
+ * The one profile selector (behaviour §2.2) of `serve`, `review` and
+ * `default`: the config of the first profile of cfg that selects a pod of
+ * the namespace ns, else ns_alt (each a JSON value: the first that is a
+ * non-empty string counts), else fallback (NULL: ""), and of the labels
+ * labels (an object; anything else is no labels); cfg itself when no
+ * profile selects it.  Borrowed arguments; the result lives as long as
+ * cfg.
+ *
+ *   serve, review: request.namespace, the object's metadata.namespace,
+ *                  NULL; labels of the object (CREATE) or of oldObject
+ *   default:       the manifest's metadata.namespace, NULL, --namespace
+ *                  or "default"; labels of the pod template
+ */
+const struct config *review_select(const struct config *cfg, const json_t *ns,
+				   const json_t *ns_alt, const char *fallback,
+				   const json_t *labels);
+
+/*
  * The core of review_pod() for a Pod already decoded: decides pod (the
- * object of a Pod CREATE, borrowed) with cfg and applies the operations to
+ * object of a Pod CREATE, borrowed) with cfg, the config review_select()
+ * chose for it (nothing is selected here), and applies the operations to
  * it in place.  Sets ans->status, ->ops and ->warnings (REVIEW_POD_DEFAULTED)
  * or ->message; ans->pod stays NULL.  Returns 0 for REVIEW_POD_DEFAULTED and
  * -1 otherwise (pod is then unchanged, unless the patch failed to apply).

@@ -438,6 +438,17 @@ static void test_review__pod_out_of_memory(void **state)
 	review_pod_answer_release(&ref);
 }
 
+/* Fills *c with the built-in config and the config file text over it. */
+static void load_config(struct config *c, const char *text)
+{
+	char err[256];
+
+	assert_int_equal(config_init(c), 0);
+	if (config_load_buffer(c, "t", text, strlen(text), err, sizeof(err)) ||
+	    config_check(c, err, sizeof(err)))
+		fail_msg("%s", err);
+}
+
 /* The profile of a request (behaviour §2.2): the namespace of the request,
  * the labels of the object, or of oldObject on an UPDATE. */
 static void test_review__profile(void **state)
@@ -464,13 +475,9 @@ static void test_review__profile(void **state)
 		"[{\"name\":\"a\"}]}}}}";
 	struct config pcfg;
 	struct review_answer ans;
-	char err[256];
 
 	(void)state;
-	assert_int_equal(config_init(&pcfg), 0);
-	assert_int_equal(config_load_buffer(&pcfg, "t", text, strlen(text), err,
-					    sizeof(err)), 0);
-	assert_int_equal(config_check(&pcfg, err, sizeof(err)), 0);
+	load_config(&pcfg, text);
 	review_answer_init(&ans);
 	assert_int_equal(review_handlen(&pcfg, create, strlen(create), &ans), 0);
 	assert_string_equal(ans.profile, "by-label");
@@ -487,6 +494,49 @@ static void test_review__profile(void **state)
 	config_release(&pcfg);
 }
 
+/*
+ * review_select(), the one profile selector: the first non-empty string
+ * of the two namespaces, else the fallback; labels only from an object.
+ */
+static void test_review__select(void **state)
+{
+	static const char text[] =
+		"{\"profiles\": [{\"name\": \"lab\", \"namespaces\": [\"lab\"],"
+		" \"podLabels\": {\"tier\": \"gpu\"}}, {\"name\": \"ml\","
+		" \"namespaces\": [\"ml\"]}, {\"name\": \"none\","
+		" \"namespaces\": [\"\"]}, {\"name\": \"dflt\","
+		" \"namespaces\": [\"default\"]}]}";
+	json_t *ml = json_string("ml"), *empty = json_string("");
+	json_t *lab = json_string("lab"), *num = json_integer(1);
+	json_t *labels = test_json("{\"tier\": \"gpu\"}");
+	json_t *not_labels = test_json("[[\"tier\", \"gpu\"]]");
+	struct config pcfg;
+
+	(void)state;
+	load_config(&pcfg, text);
+#define SELECTED(ns, alt, fb, l) review_select(&pcfg, ns, alt, fb, l)->profile
+	assert_string_equal(SELECTED(ml, lab, "default", NULL), "ml");
+	assert_string_equal(SELECTED(empty, ml, NULL, NULL), "ml");
+	assert_string_equal(SELECTED(NULL, ml, "default", NULL), "ml");
+	assert_string_equal(SELECTED(num, ml, NULL, NULL), "ml");
+	assert_string_equal(SELECTED(NULL, NULL, "default", NULL), "dflt");
+	assert_string_equal(SELECTED(empty, empty, "default", NULL), "dflt");
+	assert_string_equal(SELECTED(NULL, NULL, NULL, NULL), "none");
+	assert_string_equal(SELECTED(lab, NULL, NULL, labels), "lab");
+	assert_null(SELECTED(lab, NULL, NULL, not_labels));
+	assert_null(SELECTED(lab, NULL, NULL, NULL));
+#undef SELECTED
+	/* a config without profiles is itself */
+	assert_ptr_equal(review_select(&cfg, ml, NULL, NULL, labels), &cfg);
+	config_release(&pcfg);
+	json_decref(ml);
+	json_decref(empty);
+	json_decref(lab);
+	json_decref(num);
+	json_decref(labels);
+	json_decref(not_labels);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -499,6 +549,7 @@ int main(void)
 		cmocka_unit_test(test_review__out_of_memory),
 		cmocka_unit_test(test_review__pod),
 		cmocka_unit_test(test_review__profile),
+		cmocka_unit_test(test_review__select),
 		cmocka_unit_test(test_review__pod_out_of_memory),
 	};
 
