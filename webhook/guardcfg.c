@@ -18,12 +18,22 @@ static const char *const default_writers[] = {
 	"system:serviceaccount:kube-system:hami-scheduler",
 	"system:serviceaccount:kube-system:hami-device-plugin",
 };
+/*
+ * The env names guarded by default: NVIDIA_VISIBLE_DEVICES (read by the
+ * container runtime) and every control variable HAMi-core reads
+ * (src/libvgpu.c, src/multiprocess/multiprocess_memory_limit.c), plus
+ * CUDA_DISABLE_CONTROL and CUDA_OVERSUBSCRIBE of HAMi's earlier releases.
+ * Not guarded: LIBCUDA_LOG_LEVEL (logging only) and CUDA_VISIBLE_DEVICES
+ * (chooses among the devices the container already sees).  The one list:
+ * README and behaviour §2.1 copy it.
+ */
 static const char *const default_names[] = {
 	"NVIDIA_VISIBLE_DEVICES", "CUDA_DEVICE_MEMORY_LIMIT",
 	"CUDA_DEVICE_MEMORY_LIMIT_*", "CUDA_DEVICE_SM_LIMIT",
 	"CUDA_DEVICE_SM_LIMIT_*", "CUDA_DEVICE_MEMORY_SHARED_CACHE",
 	"CUDA_DISABLE_CONTROL", "CUDA_OVERSUBSCRIBE", "CUDA_TASK_PRIORITY",
-	"GPU_CORE_UTILIZATION_POLICY", "ACTIVE_OOM_KILLER",
+	"GPU_CORE_UTILIZATION_POLICY", "ACTIVE_OOM_KILLER", "CUDA_REDIRECT",
+	"RECORD_KERNEL_INTERVAL",
 };
 /* Groups every requester (or every service account) is in. */
 static const char *const refused_groups[] = {

@@ -252,9 +252,19 @@ static void test_config__guards(void **state)
 	assert_int_equal(g->annotation_policy, GUARD_DENY);
 	assert_int_equal(g->env_policy, GUARD_DENY);
 	assert_int_equal(g->keys.n, 6);
-	assert_int_equal(g->names.n, 11);
+	assert_int_equal(g->names.n, 13);
 	assert_true(pattern_set_findn(&g->keys, "hami.io/vgpu-devices-allocated",
 				      30) >= 0);
+	/* HAMi-core's controls are guarded; its log level and CUDA's own
+	 * device selection are not */
+	assert_true(pattern_set_findn(&g->names, "CUDA_REDIRECT", 13) >= 0);
+	assert_true(pattern_set_findn(&g->names, "RECORD_KERNEL_INTERVAL",
+				      22) >= 0);
+	assert_true(pattern_set_findn(&g->names, "CUDA_DEVICE_SM_LIMIT_7",
+				      22) >= 0);
+	assert_true(pattern_set_findn(&g->names, "LIBCUDA_LOG_LEVEL", 17) < 0);
+	assert_true(pattern_set_findn(&g->names, "CUDA_VISIBLE_DEVICES",
+				      20) < 0);
 	assert_true(guardcfg_allowed(g, "NVIDIA_VISIBLE_DEVICES", 22, "void", 4));
 	assert_false(guardcfg_allowed(g, "NVIDIA_VISIBLE_DEVICES", 22, "all", 3));
 	assert_true(guardcfg_is_writer(g,
@@ -267,7 +277,7 @@ static void test_config__guards(void **state)
 		"\"schedulerAnnotations\":{\"writers\":[\"bob\",\"group:ops\"],"
 		"\"policy\":null}}}", err, sizeof(err)), 0);
 	assert_int_equal(g->env_policy, GUARD_WARN);
-	assert_int_equal(g->names.n, 11); /* kept */
+	assert_int_equal(g->names.n, 13); /* kept */
 	assert_int_equal(g->annotation_policy, GUARD_DENY);
 	assert_true(guardcfg_is_writer(g, "bob", NULL));
 	assert_true(guardcfg_is_writer(g, "alice", groups));
