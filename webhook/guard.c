@@ -1,6 +1,7 @@
 /*
  * guard.c - the annotation and env guards (guard.h).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +13,14 @@
 
 const char *guard_kind_name(enum guard_kind kind)
 {
-	return kind == GUARD_ANNOTATIONS ? "annotations" : "env";
+	switch (kind) {
+	case GUARD_ANNOTATIONS:
+		return "annotations";
+	case GUARD_ENV:
+		return "env";
+	default:
+		return "volumeMounts";
+	}
 }
 
 const char *guard_action_name(enum guard_action action)
@@ -273,6 +281,58 @@ void guard_env(struct guard_run *run, guard_written_fn *written,
 			if (written && written(ctx, c, name))
 				continue;
 			env_hit(run, c, j, name, text, len, from != NULL);
+		}
+	}
+}
+
+/* One guarded mount of c at path[0..len), at or below prefix. */
+static void mount_hit(struct guard_run *run, const struct pod_container *c,
+		      const char *path, size_t len, const char *prefix)
+{
+	char m[POD_LINE_SIZE], p[POD_LINE_SIZE], line[POD_LINE_SIZE * 3 + 96];
+
+	snprintf(line, sizeof(line),
+		 "container \"%s\": volume mount at \"%s\" is at or below \"%s\" (guards.volumeMounts)",
+		 c->label, quote(m, path, len), quote(p, prefix, strlen(prefix)));
+	if (run->g->mount_policy == GUARD_DENY) {
+		buf_addf(&run->deny, "%s%s", run->deny.len ? "; " : "", line);
+		run->hits->count[GUARD_MOUNTS][GUARD_DENIED]++;
+	} else {
+		pod_warnf(run->warnings, &run->oom, "%s (policy warn)", line);
+		run->hits->count[GUARD_MOUNTS][GUARD_WARNED]++;
+	}
+}
+
+void guard_mounts(struct guard_run *run)
+{
+	const struct guards *g = run->g;
+	char small[512], *clean;
+	size_t i, j;
+
+	if (g->mount_policy == GUARD_OFF || !json_array_size(g->mount_paths))
+		return;
+	for (i = 0; i < run->pod->ncontainers; i++) {
+		const struct pod_container *c = &run->pod->containers[i];
+		json_t *m;
+
+		json_array_foreach(c->mounts, j, m) {
+			const json_t *v = json_object_get(m, "mountPath");
+			const char *path = json_string_value(v), *prefix;
+			size_t len = json_string_length(v), n;
+
+			if (!path)
+				continue;
+			clean = len + 2 <= sizeof(small) ? small : malloc(len + 2);
+			if (!clean) {
+				run->oom = true;
+				return;
+			}
+			n = text_clean_path(clean, path, len);
+			prefix = guardcfg_mount_path(g, clean, n);
+			if (prefix)
+				mount_hit(run, c, path, len, prefix);
+			if (clean != small)
+				free(clean);
 		}
 	}
 }

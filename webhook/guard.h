@@ -1,6 +1,7 @@
 /*
  * guard.h - the guards of behaviour §4.2: scheduler annotations a
- * tenant may not write, and env names the GPU runtime reads.
+ * tenant may not write, env names the GPU runtime reads, and volume
+ * mounts where the container runtime reads a device list.
  *
  * A guard run looks at a pod view that pod_read_part() filled and adds,
  * per violation, one of: a line to the denial message, an entry to remove
@@ -19,7 +20,8 @@
 #include "guardcfg.h"
 #include "pod.h"
 
-enum guard_kind { GUARD_ANNOTATIONS, GUARD_ENV, GUARD_NKINDS };
+enum guard_kind { GUARD_ANNOTATIONS, GUARD_ENV, GUARD_MOUNTS,
+		  GUARD_NKINDS };
 enum guard_action { GUARD_DENIED, GUARD_STRIPPED, GUARD_WARNED,
 		    GUARD_NACTIONS };
 
@@ -28,7 +30,8 @@ struct guard_hits {
 	unsigned count[GUARD_NKINDS][GUARD_NACTIONS];
 };
 
-/* "annotations" or "env"; "denied", "stripped" or "warned". */
+/* "annotations", "env" or "volumeMounts"; "denied", "stripped" or
+ * "warned". */
 const char *guard_kind_name(enum guard_kind kind);
 const char *guard_action_name(enum guard_action action);
 
@@ -67,5 +70,12 @@ void guard_annotations(struct guard_run *run, const struct pod *old,
  */
 void guard_env(struct guard_run *run, guard_written_fn *written,
 	       const void *ctx);
+
+/*
+ * The mount guard over every container of the view, in order: a
+ * volumeMounts entry whose mountPath, in its lexical normal form, starts
+ * with a guarded path counts.  deny or warn (a mount is never removed).
+ */
+void guard_mounts(struct guard_run *run);
 
 #endif /* GUARD_H */

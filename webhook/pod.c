@@ -217,6 +217,28 @@ static bool read_env(struct reader *r, const json_t *env, const char *base)
 	return true;
 }
 
+/* Checks the types of volumeMounts: objects with a string mountPath. */
+static bool read_mounts(struct reader *r, const json_t *mounts,
+			const char *base)
+{
+	bool bad = false;
+	size_t i;
+	json_t *m;
+
+	json_array_foreach(mounts, i, m) {
+		if (!json_is_object(m)) {
+			invalid(r, "%s.volumeMounts[%zu]: expected an object, got %s",
+				base, i, jsonout_type_name(m));
+			return false;
+		}
+		member(r, m, "mountPath", JSON_STRING, &bad,
+		       "%s.volumeMounts[%zu].mountPath", base, i);
+		if (bad)
+			return false;
+	}
+	return true;
+}
+
 /*
  * What read_container() reads, for initContainers and containers alike.
  * Resource maps are kept whole, because the family names come from the
@@ -234,13 +256,15 @@ static const struct pick_rule container_rule = {
 			PICK_FIELD("name", &pick_all),
 			PICK_FIELD("value", &pick_all)))),
 		PICK_FIELD("securityContext", PICK_OBJ(
-			PICK_FIELD("privileged", &pick_all)))),
+			PICK_FIELD("privileged", &pick_all))),
+		PICK_FIELD("volumeMounts", PICK_ARR(PICK_OBJ(
+			PICK_FIELD("mountPath", &pick_all))))),
 	NULL, NULL
 };
 
 /*
- * Reads one container into c: its name, resource maps, env and privilege,
- * and per family the entries the library resolves.  Returns false when
+ * Reads one container into c: its name, resource maps, env, privilege and
+ * volume mounts, and per family the entries the library resolves.  Returns false when
  * a type is wrong (or memory ran out).
  */
 static bool read_container(struct reader *r, const char *list, size_t index,
@@ -282,7 +306,10 @@ static bool read_container(struct reader *r, const char *list, size_t index,
 		     member(r, security, "privileged", JSON_TRUE, &bad,
 			    "%s.securityContext.privileged", base) :
 		     NULL;
-	if (bad)
+	if (!bad)
+		c->mounts = member(r, obj, "volumeMounts", JSON_ARRAY, &bad,
+				   "%s.volumeMounts", base);
+	if (bad || (c->mounts && !read_mounts(r, c->mounts, base)))
 		return false;
 	c->privileged = json_is_true(privileged);
 

@@ -69,6 +69,7 @@ struct pod_container {
 	json_t *limits;
 	json_t *requests;
 	json_t *env; /* entries are objects with string name and value */
+	json_t *mounts; /* volumeMounts: objects with a string mountPath */
 	bool privileged;
 	bool asks; /* names a resource of some family */
 	bool vgpu; /* false; the policy sets it for a vGPU container */

@@ -268,6 +268,7 @@ static void decide(struct decider *p, const json_t *pod)
 	guard_start(p, &run, false);
 	guard_annotations(&run, NULL, "", NULL);
 	guard_env(&run, writes ? env_written : NULL, p);
+	guard_mounts(&run);
 	if (!guard_end(p, &run))
 		goto out;
 	if (!p->pod.napp) {
@@ -323,6 +324,7 @@ static void decide_ephemeral(struct decider *p, const json_t *pod)
 		return;
 	guard_start(p, &run, true);
 	guard_env(&run, NULL, NULL);
+	guard_mounts(&run);
 	guard_end(p, &run);
 }
 
@@ -332,7 +334,8 @@ bool policy_wants(const struct config *cfg, enum policy_operation op)
 	case POLICY_UPDATE:
 		return cfg->guards.annotation_policy != GUARD_OFF;
 	case POLICY_EPHEMERAL:
-		return cfg->guards.env_policy != GUARD_OFF;
+		return cfg->guards.env_policy != GUARD_OFF ||
+		       cfg->guards.mount_policy != GUARD_OFF;
 	default:
 		return true;
 	}

@@ -874,10 +874,11 @@ def test_validate_and_guard_hits(env):
     guard hits are counted once per key or env entry, per action."""
     env_denied = corpus.load_cases(["126-"])[0]
     ann_denied = corpus.load_cases(["121-"])[0]
+    mount_denied = corpus.load_cases(["152-"])[0]
     with Server(env.certs) as srv:
         m0 = srv.metrics()
         assert "# TYPE vgpu_webhook_guard_hits_total" in m0["#"]
-        for guard in ("annotations", "env"):
+        for guard in ("annotations", "env", "volumeMounts"):
             for action in ("denied", "stripped", "warned"):
                 key = ('vgpu_webhook_guard_hits_total{guard="%s",action="%s"}'
                        % (guard, action))
@@ -893,11 +894,15 @@ def test_validate_and_guard_hits(env):
             assert corpus.check_answer(env_denied, body) == [], path
         status, _, body = srv.post(ann_denied.review_bytes, path="/validate")
         assert corpus.check_answer(ann_denied, body) == []
+        status, _, body = srv.post(mount_denied.review_bytes)
+        assert corpus.check_answer(mount_denied, body) == []
         m1 = srv.metrics()
         assert m1['vgpu_webhook_guard_hits_total{guard="env",action="denied"}'] == 6
         assert m1['vgpu_webhook_guard_hits_total{guard="annotations",'
                   'action="denied"}'] == 2
-        assert counters(m1) == {"patched": 0, "allowed": 1, "denied": 3,
+        assert m1['vgpu_webhook_guard_hits_total{guard="volumeMounts",'
+                  'action="denied"}'] == 2
+        assert counters(m1) == {"patched": 0, "allowed": 1, "denied": 4,
                                 "error": 0}, counters(m1)
         assert srv.request("GET", "/validate")[0] == 405
         assert srv.plain_get("/validate", "POST")[0] == 404

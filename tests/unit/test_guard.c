@@ -207,6 +207,78 @@ static void test_guard__strip_and_warn_counts(void **state)
 	cfg = saved;
 }
 
+/*
+ * The mount guard: after env in the one message, in container order;
+ * counted under its own label; a long path (past the stack buffer) is
+ * normalised too; warn and off.
+ */
+static void test_guard__mounts(void **state)
+{
+	struct config saved = cfg;
+	struct policy_decision d;
+	char *long_path, *text, *want;
+	size_t n = 2000, i;
+	json_t *pod;
+
+	(void)state;
+	assert_string_equal(guard_kind_name(GUARD_MOUNTS), "volumeMounts");
+	long_path = malloc(n + 1);
+	assert_non_null(long_path);
+	/* "/./././..." then the device directory */
+	for (i = 0; i < n - 40; i += 2)
+		memcpy(long_path + i, "/.", 2);
+	snprintf(long_path + i, n + 1 - i,
+		 "/var/run/nvidia-container-devices/0");
+	text = malloc(n + 400);
+	want = malloc(n + 400);
+	assert_non_null(text);
+	assert_non_null(want);
+	snprintf(text, n + 400,
+		 "{\"spec\":{\"initContainers\":[{\"name\":\"i\","
+		 "\"volumeMounts\":[{\"mountPath\":\"/var/run/secrets\"},"
+		 "{\"mountPath\":\"%s\"}]}],\"containers\":[{\"name\":\"c\","
+		 "\"env\":[{\"name\":\"CUDA_REDIRECT\",\"value\":\"x\"}],"
+		 "\"volumeMounts\":[{\"mountPath\":\"/var/run/nvidia-container-devices\"}]}]}}",
+		 long_path);
+	pod = create(text, &d);
+	assert_int_equal(d.code, 403);
+	snprintf(want, n + 400,
+		 "container \"c\": env CUDA_REDIRECT=\"x\" cannot be set; "
+		 "container \"i\": volume mount at \"%.61s...\" is at or below "
+		 "\"/var/run/nvidia-container-devices\" (guards.volumeMounts); "
+		 "container \"c\": volume mount at \"/var/run/nvidia-container-devices\" "
+		 "is at or below \"/var/run/nvidia-container-devices\" (guards.volumeMounts)",
+		 long_path);
+	assert_string_equal(d.message, want);
+	assert_int_equal(d.hits.count[GUARD_MOUNTS][GUARD_DENIED], 2);
+	assert_int_equal(d.hits.count[GUARD_ENV][GUARD_DENIED], 1);
+	policy_decision_release(&d);
+	json_decref(pod);
+
+	cfg.guards.mount_policy = GUARD_WARN;
+	cfg.guards.env_policy = GUARD_OFF;
+	pod = create(text, &d);
+	assert_int_equal(d.code, 0);
+	assert_int_equal(d.hits.count[GUARD_MOUNTS][GUARD_WARNED], 2);
+	assert_int_equal(json_array_size(d.warnings), 2);
+	assert_non_null(strstr(json_string_value(json_array_get(d.warnings, 0)),
+			       "container \"i\": volume mount at"));
+	policy_decision_release(&d);
+	json_decref(pod);
+
+	cfg.guards.mount_policy = GUARD_OFF;
+	pod = create(text, &d);
+	assert_int_equal(d.code, 0);
+	assert_int_equal(d.hits.count[GUARD_MOUNTS][GUARD_WARNED], 0);
+	assert_int_equal(json_array_size(d.warnings), 0);
+	policy_decision_release(&d);
+	json_decref(pod);
+	cfg = saved;
+	free(long_path);
+	free(text);
+	free(want);
+}
+
 /* A user name holding a NUL byte is nobody's, not a writer's prefix. */
 static void test_guard__username_with_nul(void **state)
 {
@@ -234,6 +306,7 @@ int main(void)
 		cmocka_unit_test(test_guard__update_compares),
 		cmocka_unit_test(test_guard__create_message_and_hits),
 		cmocka_unit_test(test_guard__strip_and_warn_counts),
+		cmocka_unit_test(test_guard__mounts),
 		cmocka_unit_test(test_guard__username_with_nul),
 	};
 

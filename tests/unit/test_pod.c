@@ -109,6 +109,16 @@ static const struct invalid_case invalid_cases[] = {
 	  "spec.tolerations[0]: expected an object, got a number" },
 	{ "{\"spec\":{\"containers\":[{},{\"securityContext\":[]}]}}",
 	  "spec.containers[1].securityContext: expected an object, got an array" },
+	{ "{\"spec\":{\"containers\":[{\"volumeMounts\":{}}]}}",
+	  "spec.containers[0].volumeMounts: expected an array, got an object" },
+	{ "{\"spec\":{\"containers\":[{\"volumeMounts\":[{\"mountPath\":\"/a\"},"
+	  "{\"mountPath\":7}]}]}}",
+	  "spec.containers[0].volumeMounts[1].mountPath: expected a string, got a number" },
+	{ "{\"spec\":{\"containers\":[{\"volumeMounts\":[\"/a\"]}]}}",
+	  "spec.containers[0].volumeMounts[0]: expected an object, got a string" },
+	{ "{\"spec\":{\"containers\":[{\"volumeMounts\":[{\"mountPath\":"
+	  "\"/a\\u0000b\"}]}]}}",
+	  "spec.containers[0].volumeMounts[0].mountPath: contains a NUL character" },
 	/* the first error in reading order: the second list is not read */
 	{ "{\"spec\":{\"initContainers\":[{\"name\":1}],\"containers\":[3]}}",
 	  "spec.initContainers[0].name: expected a string, got a number" },
@@ -209,6 +219,9 @@ static char *describe(const struct pod *p, enum pod_status status,
 		add_json(&out, &len, line, NULL);
 		add_json(&out, &len, "limits", c->limits);
 		add_json(&out, &len, "requests", c->requests);
+		json_array_foreach(c->mounts, j, e)
+			add_json(&out, &len, "mountPath",
+				 json_object_get(e, "mountPath"));
 		json_array_foreach(c->env, j, e) {
 			size_t present = 0;
 			const char *k;
@@ -263,7 +276,9 @@ static const char *const schema_pods[] = {
 	"\"env\":[{\"name\":\"A\",\"value\":\"1\"},"
 	"{\"name\":\"B\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":\"x\"}}},"
 	"{\"name\":\"C\",\"value\":\"2\",\"valueFrom\":null}],"
-	"\"securityContext\":{\"privileged\":false,\"runAsUser\":0}}]},"
+	"\"securityContext\":{\"privileged\":false,\"runAsUser\":0},"
+	"\"volumeMounts\":[{\"name\":\"v\",\"mountPath\":\"/data\","
+	"\"readOnly\":true},{\"name\":\"w\",\"mountPath\":null}]}]},"
 	"\"status\":{\"phase\":\"Pending\"}}",
 	/* type errors found in the kept parts */
 	"{\"metadata\":{\"annotations\":{\"" POD_ANNOTATION_GPU_POLICY "\":[1]}}}",
@@ -274,6 +289,8 @@ static const char *const schema_pods[] = {
 	"{\"spec\":{\"containers\":{\"name\":\"c\"}}}",
 	"{\"spec\":{\"initContainers\":[[1]],\"containers\":[{}]}}",
 	"{\"spec\":{\"containers\":[{\"securityContext\":{\"privileged\":\"x\"}}]}}",
+	"{\"spec\":{\"containers\":[{\"volumeMounts\":[{\"mountPath\":[\"/\"]}]}]}}",
+	"{\"spec\":{\"containers\":[{\"volumeMounts\":[7]}]}}",
 	/* null is absent, in the schema too */
 	"{\"metadata\":null,\"spec\":{\"tolerations\":null,"
 	"\"containers\":[{\"resources\":null,\"env\":null}]}}",
