@@ -315,6 +315,26 @@ static void decide_update(struct decider *p, const json_t *pod,
 	pod_release(&prior);
 }
 
+/*
+ * A Binding: the API server copies its annotations onto the pod, so each
+ * guarded key there counts as a change (there is no old value to compare
+ * with), unless the requester is a writer.  Never a patch.
+ */
+static void decide_binding(struct decider *p, const json_t *binding,
+			   const struct policy_requester *who)
+{
+	struct pod none;
+	struct guard_run run;
+
+	memset(&none, 0, sizeof(none));
+	if (!read_part(p, binding, POD_PART_METADATA, "object", &p->pod))
+		return;
+	guard_start(p, &run, true);
+	guard_annotations(&run, &none, who ? who->username : "",
+			  who ? who->groups : NULL);
+	guard_end(p, &run);
+}
+
 /* An UPDATE of pods/ephemeralcontainers: the env guard, never a patch. */
 static void decide_ephemeral(struct decider *p, const json_t *pod)
 {
@@ -332,6 +352,7 @@ bool policy_wants(const struct config *cfg, enum policy_operation op)
 {
 	switch (op) {
 	case POLICY_UPDATE:
+	case POLICY_BINDING:
 		return cfg->guards.annotation_policy != GUARD_OFF;
 	case POLICY_EPHEMERAL:
 		return cfg->guards.env_policy != GUARD_OFF ||
@@ -366,6 +387,8 @@ int policy_decide_request(const struct config *cfg, enum policy_operation op,
 
 	if (op == POLICY_UPDATE)
 		decide_update(&p, pod, old, who);
+	else if (op == POLICY_BINDING)
+		decide_binding(&p, pod, who);
 	else if (op == POLICY_EPHEMERAL)
 		decide_ephemeral(&p, pod);
 	else

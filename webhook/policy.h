@@ -36,9 +36,13 @@ struct policy_decision {
 /* What is asked of the policy (behaviour §4.1). */
 enum policy_operation {
 	POLICY_CREATE,    /* a Pod CREATE: every step */
-	POLICY_UPDATE,    /* a Pod UPDATE: the annotation guard alone */
+	POLICY_UPDATE,    /* a Pod UPDATE, or of pods/status: the annotation
+			     guard alone, against oldObject */
 	POLICY_EPHEMERAL, /* an UPDATE of pods/ephemeralcontainers: the env
 			     guard alone, over spec.ephemeralContainers */
+	POLICY_BINDING,   /* a Binding CREATE (pods/binding, bindings): the
+			     annotation guard alone, over the annotations the
+			     API server copies onto the pod */
 };
 
 /* The requester: request.userInfo. */
@@ -70,7 +74,8 @@ int policy_decide(const struct config *cfg, const json_t *pod,
  * policy_decide() for any operation: pod is request.object (any JSON value
  * or NULL; not an object is a denial with 400), old is request.oldObject
  * (read on POLICY_UPDATE only, likewise), who the requester (NULL: none).
- * An UPDATE is never patched.  Borrowed arguments, as policy_decide().
+ * An UPDATE and a Binding are never patched.  Borrowed arguments, as
+ * policy_decide().
  */
 int policy_decide_request(const struct config *cfg, enum policy_operation op,
 			  const json_t *pod, const json_t *old,
@@ -78,8 +83,9 @@ int policy_decide_request(const struct config *cfg, enum policy_operation op,
 			  struct policy_decision *d) COMPILER_WUR;
 
 /*
- * Whether the request needs the policy at all: an UPDATE with the guard
- * it would run off is allowed unchanged without reading anything.
+ * Whether the request needs the policy at all: an UPDATE or a Binding with
+ * the guard it would run off is allowed unchanged without reading
+ * anything.
  */
 bool policy_wants(const struct config *cfg, enum policy_operation op);
 

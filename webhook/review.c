@@ -116,31 +116,44 @@ static bool is_string(const json_t *v, const char *lit)
 }
 
 /*
- * What the policy is asked (behaviour §4.1): a Pod CREATE or
- * UPDATE without subresource, or an UPDATE of pods/ephemeralcontainers.
+ * What the policy is asked (behaviour §4.1), by request.kind (group "")
+ * and the subresource:
+ *   Pod CREATE                                  POLICY_CREATE
+ *   Pod UPDATE, and UPDATE of pods/status       POLICY_UPDATE
+ *   Pod UPDATE of pods/ephemeralcontainers      POLICY_EPHEMERAL
+ *   Binding CREATE of pods/binding or bindings  POLICY_BINDING
  * Returns false for anything else, which is allowed unchanged.
  */
 static bool pod_operation(const json_t *request, enum policy_operation *op)
 {
 	const json_t *kind = json_object_get(request, "kind");
 	const json_t *group = json_object_get(kind, "group");
+	const json_t *name = json_object_get(kind, "kind");
 	const json_t *sub = json_object_get(request, "subResource");
 	const json_t *operation = json_object_get(request, "operation");
 	bool plain = !sub || json_is_null(sub) ||
 		     is_string(sub, "");
+	bool create = is_string(operation, "CREATE");
+	bool update = is_string(operation, "UPDATE");
 
-	if (!json_is_object(kind) || !is_string(json_object_get(kind, "kind"),
-						 "Pod"))
+	if (!json_is_object(kind))
 		return false;
 	if (group && !json_is_null(group) &&
 	    (!json_is_string(group) || json_string_length(group)))
 		return false;
-	if (plain && is_string(operation, "CREATE"))
+	if (is_string(name, "Binding")) {
+		if (!create || !(plain || is_string(sub, "binding")))
+			return false;
+		*op = POLICY_BINDING;
+		return true;
+	}
+	if (!is_string(name, "Pod"))
+		return false;
+	if (plain && create)
 		*op = POLICY_CREATE;
-	else if (plain && is_string(operation, "UPDATE"))
+	else if (update && (plain || is_string(sub, "status")))
 		*op = POLICY_UPDATE;
-	else if (is_string(sub, "ephemeralcontainers") &&
-		 is_string(operation, "UPDATE"))
+	else if (update && is_string(sub, "ephemeralcontainers"))
 		*op = POLICY_EPHEMERAL;
 	else
 		return false;
@@ -228,7 +241,9 @@ static const struct config *select_profile(const struct config *cfg,
 					   const json_t *object,
 					   enum policy_operation op)
 {
+	/* A Binding's labels are not the pod's: none. */
 	const json_t *src = op == POLICY_CREATE ? object :
+			    op == POLICY_BINDING ? NULL :
 			    json_object_get(request, "oldObject");
 
 	return review_select(cfg, json_object_get(request, "namespace"),
@@ -372,8 +387,9 @@ static int handle_json(const struct config *cfg, const json_t *root,
 	if (cfg->profile)
 		ans->profile = cfg->profile;
 	if (pod_operation(request, &op) && policy_wants(cfg, op)) {
-		/* Only the annotation guard of an UPDATE asks who it is. */
-		if (op == POLICY_UPDATE &&
+		/* Only the annotation guard of an UPDATE or a Binding asks
+		 * who it is. */
+		if ((op == POLICY_UPDATE || op == POLICY_BINDING) &&
 		    requester(json_object_get(request, "userInfo"), user_text,
 			      opt, &who, &user))
 			goto oom;
@@ -385,7 +401,8 @@ static int handle_json(const struct config *cfg, const json_t *root,
 					  &who, &d))
 			goto oom;
 		ans->hits = d.hits;
-		/* An UPDATE is never patched; /validate never patches. */
+		/* An UPDATE or a Binding is never patched; /validate never
+		 * patches. */
 		if (op != POLICY_CREATE || opt->validate)
 			json_array_clear(d.patch.ops);
 	}

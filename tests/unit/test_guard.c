@@ -207,6 +207,63 @@ static void test_guard__strip_and_warn_counts(void **state)
 	cfg = saved;
 }
 
+/* Decides a Binding of the annotations ann (JSON object text). */
+static void bind(const char *ann, const char *user, const char *groups,
+		 struct policy_decision *d)
+{
+	char text[512];
+	json_t *b, *g = groups ? test_json(groups) : NULL;
+	struct policy_requester who = { user, g };
+
+	snprintf(text, sizeof(text),
+		 "{\"kind\":\"Binding\",\"metadata\":{\"name\":\"p\","
+		 "\"annotations\":%s},\"target\":{\"kind\":\"Node\","
+		 "\"name\":\"n\"}}", ann);
+	b = test_json(text);
+	assert_int_equal(policy_decision_init(d), 0);
+	assert_int_equal(policy_decide_request(&cfg, POLICY_BINDING, b, NULL,
+					       &who, d), 0);
+	assert_int_equal(patch_count(&d->patch), 0); /* never a patch */
+	json_decref(b);
+	json_decref(g);
+}
+
+/* A Binding: every guarded key present counts, unless a writer sends it. */
+static void test_guard__binding(void **state)
+{
+	struct config saved = cfg;
+	struct policy_decision d;
+
+	(void)state;
+	bind("{\"hami.io/vgpu-node\":\"n\",\"team\":\"a\"}", "alice", NULL, &d);
+	assert_int_equal(d.code, 403);
+	assert_string_equal(d.message,
+		"annotation \"hami.io/vgpu-node\" is written by the scheduler and cannot be changed by \"alice\"");
+	assert_int_equal(d.hits.count[GUARD_ANNOTATIONS][GUARD_DENIED], 1);
+	policy_decision_release(&d);
+	bind("{\"hami.io/vgpu-node\":\"n\"}", SCHED, NULL, &d);
+	assert_int_equal(d.code, 0);
+	policy_decision_release(&d);
+	/* null is absent */
+	bind("{\"hami.io/vgpu-node\":null}", "alice", NULL, &d);
+	assert_int_equal(d.code, 0);
+	policy_decision_release(&d);
+	bind("{\"hami.io/vgpu-node\":1}", "alice", NULL, &d);
+	assert_int_equal(d.code, 400);
+	assert_string_equal(d.message,
+		"metadata.annotations[\"hami.io/vgpu-node\"]: expected a string, got a number");
+	policy_decision_release(&d);
+	/* strip cannot patch a Binding: it denies */
+	cfg.guards.annotation_policy = GUARD_STRIP;
+	bind("{\"hami.io/vgpu-node\":\"n\"}", "alice", "[\"ops\"]", &d);
+	assert_int_equal(d.code, 403);
+	policy_decision_release(&d);
+	cfg.guards.annotation_policy = GUARD_OFF;
+	assert_false(policy_wants(&cfg, POLICY_BINDING));
+	cfg = saved;
+	assert_true(policy_wants(&cfg, POLICY_BINDING));
+}
+
 /*
  * The mount guard: after env in the one message, in container order;
  * counted under its own label; a long path (past the stack buffer) is
@@ -307,6 +364,7 @@ int main(void)
 		cmocka_unit_test(test_guard__create_message_and_hits),
 		cmocka_unit_test(test_guard__strip_and_warn_counts),
 		cmocka_unit_test(test_guard__mounts),
+		cmocka_unit_test(test_guard__binding),
 		cmocka_unit_test(test_guard__username_with_nul),
 	};
 
