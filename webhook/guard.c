@@ -142,7 +142,7 @@ void guard_annotations(struct guard_run *run, const struct pod *old,
 				 "annotation \"%s\" is written by the scheduler and cannot be set",
 				 k);
 		/* A patch cannot name a key holding a NUL byte: deny it. */
-		if (policy == GUARD_STRIP && (run->update || nul))
+		if (policy == GUARD_STRIP && (!run->can_patch || nul))
 			policy = GUARD_DENY;
 		if (policy == GUARD_DENY) {
 			buf_addf(&run->deny, "%s%s", run->deny.len ? "; " : "",
@@ -225,7 +225,7 @@ static void env_hit(struct guard_run *run, struct pod_container *c,
 		 allowed.len ? buf_str(&allowed) : "",
 		 allowed.len ? ")" : "");
 	buf_release(&allowed);
-	if (policy == GUARD_STRIP && run->update)
+	if (policy == GUARD_STRIP && !run->can_patch)
 		policy = GUARD_DENY;
 	if (policy == GUARD_DENY) {
 		buf_addf(&run->deny, "%s%s", run->deny.len ? "; " : "", line);
@@ -278,7 +278,8 @@ void guard_env(struct guard_run *run, guard_written_fn *written,
 						      json_string_length(jname),
 						      text, len))
 				continue;
-			if (written && written(ctx, c, name))
+			if (written && written(ctx, c, name, text, len,
+					       from != NULL))
 				continue;
 			env_hit(run, c, j, name, text, len, from != NULL);
 		}

@@ -37,16 +37,21 @@ const char *guard_action_name(enum guard_action action);
 
 /*
  * Whether the webhook itself writes the env name in container c
- * (behaviour §3.5 or §3.6); such an entry is no violation.
+ * (behaviour §3.5 or §3.6), given the entry's plain value value[0..len)
+ * (from: it has a valueFrom instead); such an entry is no violation.
  */
 typedef bool guard_written_fn(const void *ctx, const struct pod_container *c,
-			      const char *name);
+			      const char *name, const char *value, size_t len,
+			      bool from);
 
 /* The state of one guard run over one request. */
 struct guard_run {
 	const struct guards *g;
 	struct pod *pod;      /* strip lists are set here */
-	bool update;          /* an UPDATE: strip denies, nothing is patched */
+	bool update;          /* an UPDATE or a Binding: annotations compared
+				 with old, and named with the requester */
+	bool can_patch;       /* the answer may carry a patch; else strip
+				 denies */
 	struct buf deny;      /* violations that deny, joined by "; " */
 	json_t *warnings;     /* borrowed: strip and warn lines go here */
 	struct guard_hits *hits; /* borrowed; counted into */

@@ -68,11 +68,21 @@ static const struct pick_rule review_rule = {
 			/* Read only on an UPDATE: kept as text. */
 			PICK_FIELD("userInfo", &pick_text),
 			PICK_FIELD("object", &pod_rule),
-			/* of oldObject, the metadata an UPDATE compares */
+			/* of oldObject, the metadata an UPDATE compares, and
+			 * the names of the ephemeral containers (of a Pod, or
+			 * of an EphemeralContainers object) */
 			PICK_FIELD("oldObject", PICK_OBJ(
 				PICK_FIELD("metadata", PICK_OBJ(
 					PICK_FIELD("labels", &pick_all),
-					PICK_FIELD("annotations", &pick_all)))))))),
+					PICK_FIELD("annotations", &pick_all))),
+				PICK_FIELD("spec", PICK_OBJ(
+					PICK_FIELD("ephemeralContainers",
+						   PICK_ARR(PICK_OBJ(
+						PICK_FIELD("name",
+							   &pick_all)))))),
+				PICK_FIELD("ephemeralContainers", PICK_ARR(
+					PICK_OBJ(PICK_FIELD("name",
+							    &pick_all))))))))),
 	NULL, NULL
 };
 
@@ -117,14 +127,15 @@ static bool is_string(const json_t *v, const char *lit)
 
 /*
  * What the policy is asked (behaviour §4.1), by request.kind (group "")
- * and the subresource:
+ * and the subresource, into req->op and req->list:
  *   Pod CREATE                                  POLICY_CREATE
  *   Pod UPDATE, and UPDATE of pods/status       POLICY_UPDATE
- *   Pod UPDATE of pods/ephemeralcontainers      POLICY_EPHEMERAL
+ *   Pod or EphemeralContainers (list) UPDATE of
+ *   pods/ephemeralcontainers                    POLICY_EPHEMERAL
  *   Binding CREATE of pods/binding or bindings  POLICY_BINDING
  * Returns false for anything else, which is allowed unchanged.
  */
-static bool pod_operation(const json_t *request, enum policy_operation *op)
+static bool pod_operation(const json_t *request, struct policy_request *req)
 {
 	const json_t *kind = json_object_get(request, "kind");
 	const json_t *group = json_object_get(kind, "group");
@@ -135,26 +146,31 @@ static bool pod_operation(const json_t *request, enum policy_operation *op)
 		     is_string(sub, "");
 	bool create = is_string(operation, "CREATE");
 	bool update = is_string(operation, "UPDATE");
+	bool ephemeral = update && is_string(sub, "ephemeralcontainers");
 
+	req->list = false;
 	if (!json_is_object(kind))
 		return false;
 	if (group && !json_is_null(group) &&
 	    (!json_is_string(group) || json_string_length(group)))
 		return false;
 	if (is_string(name, "Binding")) {
-		if (!create || !(plain || is_string(sub, "binding")))
-			return false;
-		*op = POLICY_BINDING;
-		return true;
+		req->op = POLICY_BINDING;
+		return create && (plain || is_string(sub, "binding"));
+	}
+	if (is_string(name, "EphemeralContainers")) {
+		req->op = POLICY_EPHEMERAL;
+		req->list = true;
+		return ephemeral;
 	}
 	if (!is_string(name, "Pod"))
 		return false;
 	if (plain && create)
-		*op = POLICY_CREATE;
+		req->op = POLICY_CREATE;
 	else if (update && (plain || is_string(sub, "status")))
-		*op = POLICY_UPDATE;
-	else if (update && is_string(sub, "ephemeralcontainers"))
-		*op = POLICY_EPHEMERAL;
+		req->op = POLICY_UPDATE;
+	else if (ephemeral)
+		req->op = POLICY_EPHEMERAL;
 	else
 		return false;
 	return true;
@@ -233,15 +249,15 @@ static const json_t *meta_get(const json_t *obj, const char *key)
 
 /*
  * The config for a pod request (behaviour §2.2): the namespace of the
- * request, or of the object; the labels of the object, or of oldObject on
- * an UPDATE.
+ * request, or of the object; the labels of the object on a CREATE, of
+ * oldObject on an UPDATE (an EphemeralContainers object has none), none
+ * on a Binding (its labels are not the pod's).
  */
 static const struct config *select_profile(const struct config *cfg,
 					   const json_t *request,
 					   const json_t *object,
 					   enum policy_operation op)
 {
-	/* A Binding's labels are not the pod's: none. */
 	const json_t *src = op == POLICY_CREATE ? object :
 			    op == POLICY_BINDING ? NULL :
 			    json_object_get(request, "oldObject");
@@ -336,8 +352,8 @@ static int handle_json(const struct config *cfg, const json_t *root,
 	static const struct review_options defaults;
 	struct policy_decision d;
 	struct policy_requester who;
-	enum policy_operation op;
-	bool decided = false;
+	struct policy_request req;
+	bool decided = false, examined;
 	json_t *request, *object, *meta, *user = NULL;
 	struct buf out = BUF_INIT;
 	const char *api, *bad = NULL;
@@ -382,28 +398,32 @@ static int handle_json(const struct config *cfg, const json_t *root,
 		opt = &defaults;
 	who.username = "";
 	who.groups = NULL;
-	if (cfg->nprofiles && pod_operation(request, &op))
-		cfg = select_profile(cfg, request, object, op);
+	examined = pod_operation(request, &req);
+	if (examined && cfg->nprofiles)
+		cfg = select_profile(cfg, request, object, req.op);
 	if (cfg->profile)
 		ans->profile = cfg->profile;
-	if (pod_operation(request, &op) && policy_wants(cfg, op)) {
+	if (examined && policy_wants(cfg, req.op)) {
 		/* Only the annotation guard of an UPDATE or a Binding asks
 		 * who it is. */
-		if ((op == POLICY_UPDATE || op == POLICY_BINDING) &&
+		if ((req.op == POLICY_UPDATE || req.op == POLICY_BINDING) &&
 		    requester(json_object_get(request, "userInfo"), user_text,
 			      opt, &who, &user))
 			goto oom;
 		if (policy_decision_init(&d))
 			goto oom;
 		decided = true;
-		if (policy_decide_request(cfg, op, object,
-					  json_object_get(request, "oldObject"),
-					  &who, &d))
+		req.object = object;
+		req.old = json_object_get(request, "oldObject");
+		req.who = &who;
+		req.validate = opt->validate;
+		if (policy_decide_request(cfg, &req, &d))
 			goto oom;
 		ans->hits = d.hits;
-		/* An UPDATE or a Binding is never patched; /validate never
-		 * patches. */
-		if (op != POLICY_CREATE || opt->validate)
+		/* Only a CREATE and an ephemeral container are patched, and
+		 * never on /validate. */
+		if ((req.op != POLICY_CREATE && req.op != POLICY_EPHEMERAL) ||
+		    opt->validate)
 			json_array_clear(d.patch.ops);
 	}
 	write_answer(&out, api, uid, decided ? &d : NULL, &ans->ops);

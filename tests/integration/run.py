@@ -909,6 +909,29 @@ def test_validate_and_guard_hits(env):
         assert srv.stop() == 0
 
 
+def test_validate_ephemeral_strip(env):
+    """An ephemeral container with guarded env under strip: /mutate removes
+    the entries with a patch, /validate (which cannot patch) denies."""
+    case = corpus.load_cases(["169-"])[0]
+    with Server(env.certs, config=case.config_path) as srv:
+        status, _, body = srv.post(case.review_bytes, path="/mutate")
+        assert status == 200
+        assert corpus.check_answer(case, body) == []
+        status, _, body = srv.post(case.review_bytes, path="/validate")
+        assert status == 200
+        resp = json.loads(body)["response"]
+        assert resp["allowed"] is False and "patch" not in resp, resp
+        assert resp["status"]["code"] == 403, resp
+        assert 'env CUDA_DISABLE_CONTROL="true" cannot be set' in \
+            resp["status"]["message"], resp
+        m = srv.metrics()
+        assert m['vgpu_webhook_guard_hits_total{guard="env",'
+                  'action="stripped"}'] == 2
+        assert m['vgpu_webhook_guard_hits_total{guard="env",'
+                  'action="denied"}'] == 2
+        assert srv.stop() == 0
+
+
 def masked(s):
     """What the log holds of a request value: control characters removed."""
     return "".join(ch for ch in s if not (ord(ch) < 0x20 or 0x7f <= ord(ch) < 0xa0))

@@ -24,10 +24,10 @@ static void update(const char *old, const char *new, const char *user,
 	json_t *o = test_json(old), *n = test_json(new);
 	json_t *g = groups ? test_json(groups) : NULL;
 	struct policy_requester who = { user, g };
+	struct policy_request req = { POLICY_UPDATE, n, o, &who, false, false };
 
 	assert_int_equal(policy_decision_init(d), 0);
-	assert_int_equal(policy_decide_request(&cfg, POLICY_UPDATE, n, o, &who,
-					       d), 0);
+	assert_int_equal(policy_decide_request(&cfg, &req, d), 0);
 	assert_int_equal(patch_count(&d->patch), 0); /* never a patch */
 	json_decref(o);
 	json_decref(n);
@@ -214,15 +214,17 @@ static void bind(const char *ann, const char *user, const char *groups,
 	char text[512];
 	json_t *b, *g = groups ? test_json(groups) : NULL;
 	struct policy_requester who = { user, g };
+	struct policy_request req = { POLICY_BINDING, NULL, NULL, &who, false,
+				      false };
 
 	snprintf(text, sizeof(text),
 		 "{\"kind\":\"Binding\",\"metadata\":{\"name\":\"p\","
 		 "\"annotations\":%s},\"target\":{\"kind\":\"Node\","
 		 "\"name\":\"n\"}}", ann);
 	b = test_json(text);
+	req.object = b;
 	assert_int_equal(policy_decision_init(d), 0);
-	assert_int_equal(policy_decide_request(&cfg, POLICY_BINDING, b, NULL,
-					       &who, d), 0);
+	assert_int_equal(policy_decide_request(&cfg, &req, d), 0);
 	assert_int_equal(patch_count(&d->patch), 0); /* never a patch */
 	json_decref(b);
 	json_decref(g);

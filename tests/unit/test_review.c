@@ -537,6 +537,74 @@ static void test_review__select(void **state)
 	json_decref(not_labels);
 }
 
+/*
+ * Answers the recorded case name (tests/fixtures/cases) under its own
+ * config, from /mutate or from /validate.
+ */
+static void answer_case(const char *name, bool validate,
+			struct review_answer *ans)
+{
+	struct review_options opt = { NULL, NULL, validate };
+	struct config c;
+	char path[256], err[256], *body;
+	size_t len = 0;
+
+	snprintf(path, sizeof(path), "tests/fixtures/cases/%s/review.json",
+		 name);
+	body = test_read_file(path, &len);
+	assert_non_null(body);
+	assert_int_equal(config_init(&c), 0);
+	snprintf(path, sizeof(path), "tests/fixtures/cases/%s/config.json",
+		 name);
+	if (config_load_file(&c, path, err, sizeof(err)) ||
+	    config_check(&c, err, sizeof(err)))
+		fail_msg("%s", err);
+	review_answer_init(ans);
+	assert_int_equal(review_handlen_with(&c, body, len, &opt, ans), 0);
+	config_release(&c);
+	free(body);
+}
+
+/*
+ * /validate cannot patch: where /mutate strips or replaces an entry, it
+ * denies; what /mutate would only add is allowed without the patch.
+ */
+static void test_review__validate_cannot_patch(void **state)
+{
+	static const char *const denied[] = {
+		"169-ephemeral-env-strip",          /* strip */
+		"176-ephemeral-list-env-strip",
+		"134-guard-env-strip-with-replace", /* strip on a CREATE */
+		"168-ephemeral-overwrite-env-replaces", /* NVD=all replaced */
+		"132-guard-env-webhook-owned",      /* CUDA_TASK_PRIORITY=0 */
+	};
+	static const char *const allowed[] = {
+		"167-ephemeral-overwrite-env", /* NVD=none added */
+		"174-ephemeral-list-overwrite-env",
+	};
+	struct review_answer ans;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < NELEM(denied); i++) {
+		answer_case(denied[i], false, &ans);
+		if (ans.outcome != REVIEW_PATCHED)
+			fail_msg("%s from /mutate: %s", denied[i], ans.body);
+		review_answer_release(&ans);
+		answer_case(denied[i], true, &ans);
+		if (ans.outcome != REVIEW_DENIED ||
+		    !strstr(ans.body, "\"code\":403"))
+			fail_msg("%s from /validate: %s", denied[i], ans.body);
+		review_answer_release(&ans);
+	}
+	for (i = 0; i < NELEM(allowed); i++) {
+		answer_case(allowed[i], true, &ans);
+		if (ans.outcome != REVIEW_ALLOWED || strstr(ans.body, "patch"))
+			fail_msg("%s from /validate: %s", allowed[i], ans.body);
+		review_answer_release(&ans);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -550,6 +618,7 @@ int main(void)
 		cmocka_unit_test(test_review__pod),
 		cmocka_unit_test(test_review__profile),
 		cmocka_unit_test(test_review__select),
+		cmocka_unit_test(test_review__validate_cannot_patch),
 		cmocka_unit_test(test_review__pod_out_of_memory),
 	};
 
