@@ -35,6 +35,39 @@ const char *guard_action_name(enum guard_action action)
 	}
 }
 
+void guard_hits_add(struct guard_hits *h, enum guard_kind kind,
+		    enum guard_action action, const char *key, size_t len)
+{
+	struct guard_hit *hit;
+
+	h->count[kind][action]++;
+	if (h->nlisted == GUARD_HITS_LISTED)
+		return;
+	hit = &h->listed[h->nlisted++];
+	hit->kind = (unsigned char)kind;
+	hit->action = (unsigned char)action;
+	text_mask_cutn(hit->key, sizeof(hit->key), key, len, 63);
+}
+
+void guard_hits_format(const struct guard_hits *h, char *out, size_t size)
+{
+	size_t i, n = 0, total = 0, k, a;
+
+	for (k = 0; k < GUARD_NKINDS; k++)
+		for (a = 0; a < GUARD_NACTIONS; a++)
+			total += h->count[k][a];
+	out[0] = '\0';
+	for (i = 0; i < h->nlisted && n < size; i++)
+		n += (size_t)snprintf(out + n, size - n, "%s%s %s %s",
+				      i ? "; " : "",
+				      guard_action_name(h->listed[i].action),
+				      guard_kind_name(h->listed[i].kind),
+				      h->listed[i].key);
+	if (total > h->nlisted && n < size)
+		snprintf(out + n, size - n, "; ... and %zu more",
+			 total - h->nlisted);
+}
+
 /* s[0..len) for a message: control characters removed, cut short. */
 static const char *quote(char out[POD_LINE_SIZE], const char *s, size_t len)
 {
@@ -147,7 +180,8 @@ void guard_annotations(struct guard_run *run, const struct pod *old,
 		if (policy == GUARD_DENY) {
 			buf_addf(&run->deny, "%s%s", run->deny.len ? "; " : "",
 				 line);
-			run->hits->count[GUARD_ANNOTATIONS][GUARD_DENIED]++;
+			guard_hits_add(run->hits, GUARD_ANNOTATIONS,
+				       GUARD_DENIED, keys[i].s, keys[i].len);
 		} else if (policy == GUARD_STRIP) {
 			if (!run->pod->strip_keys &&
 			    !(run->pod->strip_keys = json_array()))
@@ -158,11 +192,13 @@ void guard_annotations(struct guard_run *run, const struct pod *old,
 			pod_warnf(run->warnings, &run->oom,
 				  "removed annotation \"%s\": it is written by the scheduler",
 				  k);
-			run->hits->count[GUARD_ANNOTATIONS][GUARD_STRIPPED]++;
+			guard_hits_add(run->hits, GUARD_ANNOTATIONS,
+				       GUARD_STRIPPED, keys[i].s, keys[i].len);
 		} else {
 			pod_warnf(run->warnings, &run->oom, "%s (policy warn)",
 				  line);
-			run->hits->count[GUARD_ANNOTATIONS][GUARD_WARNED]++;
+			guard_hits_add(run->hits, GUARD_ANNOTATIONS,
+				       GUARD_WARNED, keys[i].s, keys[i].len);
 		}
 	}
 	free(keys);
@@ -229,16 +265,19 @@ static void env_hit(struct guard_run *run, struct pod_container *c,
 		policy = GUARD_DENY;
 	if (policy == GUARD_DENY) {
 		buf_addf(&run->deny, "%s%s", run->deny.len ? "; " : "", line);
-		run->hits->count[GUARD_ENV][GUARD_DENIED]++;
+		guard_hits_add(run->hits, GUARD_ENV, GUARD_DENIED, name,
+			       strlen(name));
 	} else if (policy == GUARD_STRIP) {
 		strip_entry(run, c, index);
 		pod_warnf(run->warnings, &run->oom,
 			  "container \"%s\": removed env %s%s%s%s", c->label, n,
 			  from ? "" : "=\"", v, from ? "" : "\"");
-		run->hits->count[GUARD_ENV][GUARD_STRIPPED]++;
+		guard_hits_add(run->hits, GUARD_ENV, GUARD_STRIPPED, name,
+			       strlen(name));
 	} else {
 		pod_warnf(run->warnings, &run->oom, "%s (policy warn)", line);
-		run->hits->count[GUARD_ENV][GUARD_WARNED]++;
+		guard_hits_add(run->hits, GUARD_ENV, GUARD_WARNED, name,
+			       strlen(name));
 	}
 }
 
@@ -297,10 +336,12 @@ static void mount_hit(struct guard_run *run, const struct pod_container *c,
 		 c->label, quote(m, path, len), quote(p, prefix, strlen(prefix)));
 	if (run->g->mount_policy == GUARD_DENY) {
 		buf_addf(&run->deny, "%s%s", run->deny.len ? "; " : "", line);
-		run->hits->count[GUARD_MOUNTS][GUARD_DENIED]++;
+		guard_hits_add(run->hits, GUARD_MOUNTS, GUARD_DENIED, path,
+			       len);
 	} else {
 		pod_warnf(run->warnings, &run->oom, "%s (policy warn)", line);
-		run->hits->count[GUARD_MOUNTS][GUARD_WARNED]++;
+		guard_hits_add(run->hits, GUARD_MOUNTS, GUARD_WARNED, path,
+			       len);
 	}
 }
 

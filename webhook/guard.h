@@ -25,10 +25,39 @@ enum guard_kind { GUARD_ANNOTATIONS, GUARD_ENV, GUARD_MOUNTS,
 enum guard_action { GUARD_DENIED, GUARD_STRIPPED, GUARD_WARNED,
 		    GUARD_NACTIONS };
 
-/* Hits by guard and action: the metric vgpu_webhook_guard_hits_total. */
+/* The hits whose key is kept for the log, and the size of one key: a
+ * request value masked and cut to 63 characters, as in every log line. */
+#define GUARD_HITS_LISTED 8
+#define GUARD_KEY_SIZE (63 * 4 + 4)
+
+/* One hit: which guard, what it did, and the key (annotation key, env
+ * name or mount path) masked and cut. */
+struct guard_hit {
+	unsigned char kind;   /* enum guard_kind */
+	unsigned char action; /* enum guard_action */
+	char key[GUARD_KEY_SIZE];
+};
+
+/*
+ * Hits by guard and action (the metric vgpu_webhook_guard_hits_total), and
+ * the first GUARD_HITS_LISTED of them with their keys (the audit trail).
+ */
 struct guard_hits {
 	unsigned count[GUARD_NKINDS][GUARD_NACTIONS];
+	struct guard_hit listed[GUARD_HITS_LISTED];
+	size_t nlisted;
 };
+
+/* Counts one hit of key[0..len), and lists it while there is room. */
+void guard_hits_add(struct guard_hits *h, enum guard_kind kind,
+		    enum guard_action action, const char *key, size_t len);
+
+/*
+ * The listed hits as one line for a log field, into out[0..size): each
+ * "ACTION GUARD KEY" ("denied env NVIDIA_VISIBLE_DEVICES"), joined by
+ * "; ", then "; ... and N more" for the hits not listed; "" without hits.
+ */
+void guard_hits_format(const struct guard_hits *h, char *out, size_t size);
 
 /* "annotations", "env" or "volumeMounts"; "denied", "stripped" or
  * "warned". */

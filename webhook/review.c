@@ -40,6 +40,7 @@ void review_answer_init(struct review_answer *ans)
 	ans->content_type = CONTENT_TEXT;
 	ans->outcome = REVIEW_ERROR;
 	ans->profile = "";
+	ans->dry_run = "";
 }
 
 void review_answer_release(struct review_answer *ans)
@@ -47,6 +48,8 @@ void review_answer_release(struct review_answer *ans)
 	free(ans->body);
 	ans->body = NULL;
 	ans->body_len = 0;
+	free(ans->message);
+	ans->message = NULL;
 }
 
 /*
@@ -65,7 +68,9 @@ static const struct pick_rule review_rule = {
 			PICK_FIELD("subResource", &pick_all),
 			PICK_FIELD("operation", &pick_all),
 			PICK_FIELD("namespace", &pick_all),
-			/* Read only on an UPDATE: kept as text. */
+			PICK_FIELD("dryRun", &pick_all),
+			/* Read only on an UPDATE, a Binding, and for the audit
+			 * trail: kept as text. */
 			PICK_FIELD("userInfo", &pick_text),
 			PICK_FIELD("object", &pod_rule),
 			/* of oldObject, the metadata an UPDATE compares, and
@@ -345,6 +350,45 @@ static int requester(const json_t *user, bool user_text,
 	return 0;
 }
 
+/*
+ * The audit fields of ans (review.h) for decision d of request, whose
+ * requester is who.  Returns -1 only when memory ran out.
+ */
+static int audit(struct review_answer *ans, const json_t *request,
+		 const struct policy_requester *who,
+		 const struct policy_decision *d)
+{
+	const json_t *dry = json_object_get(request, "dryRun");
+	char line[REVIEW_MESSAGE_CHARS * 4 + 4];
+	size_t n;
+
+	ans->audit = true;
+	text_mask_cutn(ans->user, sizeof(ans->user), who->username,
+		       strlen(who->username), 63);
+	copy_field(ans->kind, json_object_get(json_object_get(request, "kind"),
+					      "kind"));
+	copy_field(ans->subresource, json_object_get(request, "subResource"));
+	ans->dry_run = json_is_true(dry) ? "true" :
+		       json_is_false(dry) ? "false" : "";
+	if (!d->code)
+		return 0;
+	ans->code = d->code;
+	n = text_mask_cutn(line, sizeof(line), d->message, strlen(d->message),
+			   REVIEW_MESSAGE_CHARS);
+	free(ans->message);
+	ans->message = malloc(n + 1);
+	if (!ans->message)
+		return -1;
+	memcpy(ans->message, line, n + 1);
+	return 0;
+}
+
+/* Whether d counted a guard hit. */
+static bool any_hit(const struct policy_decision *d)
+{
+	return d->hits.nlisted > 0;
+}
+
 static int handle_json(const struct config *cfg, const json_t *root,
 		       bool user_text, const struct review_options *opt,
 		       struct review_answer *ans)
@@ -420,6 +464,13 @@ static int handle_json(const struct config *cfg, const json_t *root,
 		if (policy_decide_request(cfg, &req, &d))
 			goto oom;
 		ans->hits = d.hits;
+		/* The requester of a CREATE is read for the audit only. */
+		if ((d.code || any_hit(&d)) &&
+		    ((req.op != POLICY_UPDATE && req.op != POLICY_BINDING &&
+		      requester(json_object_get(request, "userInfo"),
+				user_text, opt, &who, &user)) ||
+		     audit(ans, request, &who, &d)))
+			goto oom;
 		/* Only a CREATE and an ephemeral container are patched, and
 		 * never on /validate. */
 		if ((req.op != POLICY_CREATE && req.op != POLICY_EPHEMERAL) ||

@@ -32,10 +32,15 @@ const char *review_outcome_name(enum review_outcome outcome);
 #define REVIEW_FIELD_MAX 96
 
 /*
- * The answer to one body.  The strings uid, namespace_, name and operation
- * are copies from the request for logging, cut short with "..." and with
- * control characters removed; "" when absent.  name is metadata.name, or
- * metadata.generateName when there is no name.
+ * The answer to one body.  The strings uid, namespace_, name, operation,
+ * kind, subresource and user are copies from the request for logging, cut
+ * short with "..." and with control characters removed; "" when absent.
+ * name is metadata.name, or metadata.generateName when there is no name;
+ * kind is request.kind.kind, user request.userInfo.username.
+ *
+ * The audit trail (behaviour §6, logs): audit is set for a denial and for
+ * an answer with a guard hit; then user, kind, subresource and dry_run
+ * are filled, and for a denial code and message too.
  */
 struct review_answer {
 	int http_status;          /* 200, 400 (not a review) or 500 */
@@ -51,7 +56,18 @@ struct review_answer {
 	const char *profile;    /* the profile applied, "" for none; borrowed
 				   from the config, which outlives the answer */
 	struct guard_hits hits; /* the guards' hits in this review */
+	bool audit;             /* the fields below are filled */
+	char user[REVIEW_FIELD_MAX];
+	char kind[REVIEW_FIELD_MAX];
+	char subresource[REVIEW_FIELD_MAX];
+	const char *dry_run;    /* static: "true", "false", or "" */
+	int code;               /* a denial's code, else 0 */
+	char *message;          /* owned: a denial's message, masked and cut
+				   to REVIEW_MESSAGE_CHARS; else NULL */
 };
+
+/* A denial's message in the log is cut to this many characters. */
+#define REVIEW_MESSAGE_CHARS 400
 
 /* How a review is answered; a zeroed struct is the default. */
 struct review_options {

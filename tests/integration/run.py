@@ -982,6 +982,77 @@ def test_decision_log_json(env):
     assert decisions[0]["ops"] > 0 and decisions[2]["ops"] == 0
 
 
+def audit_review(user, envs, dry=True):
+    """A denied CREATE by user whose container carries envs (each a guarded
+    name, value "all"), with dryRun."""
+    review = good_review()
+    req = review["request"]
+    req["userInfo"] = {"username": user, "groups": ["system:authenticated"]}
+    req["dryRun"] = dry
+    req["object"]["spec"]["containers"][0]["env"] = [
+        {"name": n, "value": "all"} for n in envs]
+    return review
+
+
+def test_audit_trail(env):
+    """A denial's decision line names the code, the message, the requester,
+    the kind, dryRun and each guard hit with its key, masked and bounded; an
+    answer with a guard hit names them too; a plain answer carries none of
+    it.  The serving line and /metrics name the build."""
+    names = ["CUDA_DEVICE_SM_LIMIT_%d" % i for i in range(20)]
+    warned = corpus.load_cases(["154-"])[0]
+    binding = corpus.load_cases(["159-"])[0]
+    with Server(env.certs, log_format="json") as srv:
+        m = srv.metrics()
+        build = [k for k in m if k.startswith("vgpu_webhook_build_info{")]
+        assert len(build) == 1 and m[build[0]] == 1, build
+        version = srv.wait_log(r'"msg":"serving"', 5)
+        assert version, srv.log_lines()
+        serving = json.loads(version)
+        assert serving["version"] and serving["revision"], serving
+        assert build[0] == ('vgpu_webhook_build_info{version="%s",revision="%s"}'
+                            % (serving["version"], serving["revision"]))
+        reviews = [audit_review("mallory\u2028\x07@example.com", names),
+                   good_review(), json.loads(binding.review_bytes)]
+        for r in reviews:
+            assert srv.post(r)[0] == 200
+        assert srv.stop() == 0
+        lines = [json.loads(l) for l in srv.log_lines()]
+    decisions = [d for d in lines if d["msg"] == "decision"]
+    assert len(decisions) == 3, decisions
+    denied, plain, bound = decisions
+    assert denied["outcome"] == "denied" and denied["code"] == 403, denied
+    assert denied["user"] == "mallory\u2028@example.com", denied
+    assert denied["kind"] == "Pod" and denied["subresource"] == ""
+    assert denied["dry_run"] == "true"
+    assert denied["namespace"] == reviews[0]["request"]["namespace"]
+    assert denied["message"].startswith(
+        'container "cuda": env CUDA_DEVICE_SM_LIMIT_0="all" cannot be set; ')
+    assert len(denied["message"]) <= 400 and denied["message"].endswith("...")
+    hits = denied["guard_hits"].split("; ")
+    assert hits == ["denied env CUDA_DEVICE_SM_LIMIT_%d" % i
+                    for i in range(8)] + ["... and 12 more"], hits
+    for key in ("code", "message", "user", "kind", "dry_run", "guard_hits"):
+        assert key not in plain, plain
+    assert bound["kind"] == "Binding" and bound["subresource"] == "binding"
+    assert bound["user"] == "alice@example.com" and bound["dry_run"] == "false"
+    assert bound["guard_hits"] == (
+        "denied annotations hami.io/vgpu-devices-allocated; "
+        "denied annotations hami.io/vgpu-node"), bound
+    assert bound["name"] == "train-7d9f8b6c54-x2x4z"
+
+    # A warned hit is in the trail of an allowed answer, without a code.
+    with Server(env.certs, config=warned.config_path) as srv:
+        assert srv.post(warned.review_bytes)[0] == 200
+        line = srv.wait_log(r" info decision .*guard_hits=", 5)
+        assert srv.stop() == 0
+    assert line and "outcome=patched" in line, line
+    assert "guard_hits=\"warned volumeMounts /var/run/nvidia-container-devices/GPU-1\"" \
+        in line, line
+    assert "user=system:serviceaccount:kube-system:replicaset-controller" in line
+    assert " code=" not in line and " message=" not in line, line
+
+
 def test_decision_log_text(env):
     """Text format: one line per decision, key=value, values with spaces or
     quotes quoted and escaped; -v 0 does not log refused requests, -v 1

@@ -338,6 +338,35 @@ static void test_guard__mounts(void **state)
 	free(want);
 }
 
+/* The audit list: the first hits with keys masked and cut, then a count. */
+static void test_guard__hits_listed(void **state)
+{
+	struct guard_hits h;
+	char out[4096], key[100];
+	size_t i;
+
+	(void)state;
+	memset(&h, 0, sizeof(h));
+	guard_hits_format(&h, out, sizeof(out));
+	assert_string_equal(out, "");
+	guard_hits_add(&h, GUARD_ANNOTATIONS, GUARD_STRIPPED, "a\tb\0c", 5);
+	guard_hits_add(&h, GUARD_MOUNTS, GUARD_WARNED, "/x", 2);
+	guard_hits_format(&h, out, sizeof(out));
+	assert_string_equal(out, "stripped annotations abc; warned volumeMounts /x");
+	memset(key, 'k', sizeof(key));
+	for (i = 0; i < 10; i++)
+		guard_hits_add(&h, GUARD_ENV, GUARD_DENIED, key, sizeof(key));
+	assert_int_equal(h.nlisted, GUARD_HITS_LISTED);
+	assert_int_equal(h.count[GUARD_ENV][GUARD_DENIED], 10);
+	assert_int_equal(strlen(h.listed[2].key), 63);
+	assert_string_equal(h.listed[2].key + 60, "...");
+	guard_hits_format(&h, out, sizeof(out));
+	assert_non_null(strstr(out, "; ... and 4 more"));
+	/* a small buffer is cut, never overrun */
+	guard_hits_format(&h, out, 20);
+	assert_string_equal(out, "stripped annotation");
+}
+
 /* A user name holding a NUL byte is nobody's, not a writer's prefix. */
 static void test_guard__username_with_nul(void **state)
 {
@@ -367,6 +396,7 @@ int main(void)
 		cmocka_unit_test(test_guard__strip_and_warn_counts),
 		cmocka_unit_test(test_guard__mounts),
 		cmocka_unit_test(test_guard__binding),
+		cmocka_unit_test(test_guard__hits_listed),
 		cmocka_unit_test(test_guard__username_with_nul),
 	};
 

@@ -77,6 +77,10 @@ static void json_free(void *p)
 	"\"dryRun\":false,\"options\":{\"kind\":\"CreateOptions\","              \
 	"\"apiVersion\":\"meta.k8s.io/v1\"}}}"
 
+#define GUARDED_POD                                                            \
+	"{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":"    \
+	"\"c\",\"env\":[{\"name\":\"CUDA_REDIRECT\",\"value\":\"/x.so\"}]}]}}"
+
 #define GPU_POD                                                                \
 	"{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{"                 \
 	"\"generateName\":\"train-\",\"namespace\":\"ml\"},\"spec\":{"           \
@@ -298,13 +302,11 @@ static void test_review__log_fields_masked(void **state)
  * failing run must answer 500 (or leave no body at all when even that
  * failed), never a wrong 200, and leak nothing.
  */
-static void test_review__out_of_memory(void **state)
+static void out_of_memory(const char *body)
 {
-	const char *body = POD_CREATE("admission.k8s.io/v1", "u", GPU_POD);
 	struct review_answer ref, ans;
 	long n;
 
-	(void)state;
 	review_answer_init(&ref);
 	assert_int_equal(review_handlen(&cfg, body, strlen(body), &ref), 0);
 	json_set_alloc_funcs(json_malloc, json_free);
@@ -333,6 +335,59 @@ static void test_review__out_of_memory(void **state)
 	print_message("review: %ld allocation failures answered 500\n", n);
 	assert_true(n > 20);
 	review_answer_release(&ref);
+}
+
+/* A patched answer, and a denial with its audit fields. */
+static void test_review__out_of_memory(void **state)
+{
+	(void)state;
+	out_of_memory(POD_CREATE("admission.k8s.io/v1", "u", GPU_POD));
+	out_of_memory(POD_CREATE("admission.k8s.io/v1", "u", GUARDED_POD));
+}
+
+/*
+ * The audit fields (behaviour §6, logs): for a denial and for an answer
+ * with a guard hit, not for others; from the selective decode (userInfo
+ * kept as text) as from a full one.
+ */
+static void test_review__audit(void **state)
+{
+	const char *body = POD_CREATE("admission.k8s.io/v1", "u", GUARDED_POD);
+	struct review_answer ans;
+	json_t *doc;
+
+	(void)state;
+	review_answer_init(&ans);
+	assert_int_equal(review_handlen(&cfg, body, strlen(body), &ans), 0);
+	assert_true(ans.audit);
+	assert_int_equal(ans.code, 403);
+	assert_string_equal(ans.message,
+		"container \"c\": env CUDA_REDIRECT=\"/x.so\" cannot be set");
+	assert_string_equal(ans.user,
+		"system:serviceaccount:kube-system:replicaset-controller");
+	assert_string_equal(ans.kind, "Pod");
+	assert_string_equal(ans.subresource, "");
+	assert_string_equal(ans.dry_run, "false");
+	assert_int_equal(ans.hits.nlisted, 1);
+	assert_string_equal(ans.hits.listed[0].key, "CUDA_REDIRECT");
+	review_answer_release(&ans);
+
+	doc = test_json(body);
+	review_answer_init(&ans);
+	assert_int_equal(review_handle_json(&cfg, doc, &ans), 0);
+	assert_string_equal(ans.user,
+		"system:serviceaccount:kube-system:replicaset-controller");
+	assert_int_equal(ans.code, 403);
+	review_answer_release(&ans);
+	json_decref(doc);
+
+	body = POD_CREATE("admission.k8s.io/v1", "u", GPU_POD);
+	review_answer_init(&ans);
+	assert_int_equal(review_handlen(&cfg, body, strlen(body), &ans), 0);
+	assert_false(ans.audit);
+	assert_null(ans.message);
+	assert_string_equal(ans.user, "");
+	review_answer_release(&ans);
 }
 
 /* review_pod(): the default command's decision on a bare Pod. */
@@ -615,6 +670,7 @@ int main(void)
 		cmocka_unit_test(test_review__bad_object),
 		cmocka_unit_test(test_review__log_fields_masked),
 		cmocka_unit_test(test_review__out_of_memory),
+		cmocka_unit_test(test_review__audit),
 		cmocka_unit_test(test_review__pod),
 		cmocka_unit_test(test_review__profile),
 		cmocka_unit_test(test_review__select),
