@@ -4,7 +4,7 @@
  * another.  Three guards: scheduler annotations, env names, and volume
  * mount paths.
  *
- * Each key read is recorded in `given`, so that a level (the file, later a
+ * Each key read is recorded in `given`, so that a level (the file, or a
  * profile) is read into an empty struct guards and merged over the level
  * above with guardcfg_merge(): a key given replaces its value whole, a key
  * not given keeps the value above.  Patterns are compiled when read; a
