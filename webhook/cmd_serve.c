@@ -21,6 +21,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "review.h"
+#include "version.h"
 
 #define PROG "vgpu-webhook"
 #define POLL_NS 1000000000ull        /* certificate files: once a second */
@@ -43,6 +44,41 @@ void cmd_serve_options_init(struct cmd_serve_options *o)
 /* --- the request path ---------------------------------------------------- */
 
 /*
+ * The decision line (behaviour §6, logs), with the audit fields of a
+ * denial or a guard hit: the requester, the kind, dryRun, the code and
+ * message of a denial, and each guard hit with its key.
+ */
+static void log_decision(const struct review_answer *ans, uint64_t latency)
+{
+	char hits[GUARD_HITS_LISTED * (GUARD_KEY_SIZE + 32) + 32];
+	struct log_field fields[15] = {
+		LOG_STR("uid", ans->uid),
+		LOG_STR("namespace", ans->namespace_),
+		LOG_STR("name", ans->name),
+		LOG_STR("operation", ans->operation),
+		LOG_STR("outcome", review_outcome_name(ans->outcome)),
+		LOG_NUM("ops", ans->ops),
+		LOG_NUM("latency_us", latency / 1000),
+		LOG_STR("profile", ans->profile),
+	};
+	size_t n = 8;
+
+	if (ans->audit) {
+		guard_hits_format(&ans->hits, hits, sizeof(hits));
+		fields[n++] = LOG_STR("kind", ans->kind);
+		fields[n++] = LOG_STR("subresource", ans->subresource);
+		fields[n++] = LOG_STR("user", ans->user);
+		fields[n++] = LOG_STR("dry_run", ans->dry_run);
+		if (ans->code) {
+			fields[n++] = LOG_NUM("code", ans->code);
+			fields[n++] = LOG_STR("message", ans->message);
+		}
+		fields[n++] = LOG_STR("guard_hits", hits);
+	}
+	log_fields(LOG_INFO, "decision", fields, n);
+}
+
+/*
  * Answers one admission body: review_handlen_with(), metrics, the log
  * line.  validate: POST /validate, which never patches.
  */
@@ -63,18 +99,7 @@ static void answer_review(struct serve_state *st, const char *body,
 	metrics_count_guards(&st->metrics, &ans.hits);
 
 	if (ans.http_status == 200) {
-		log_fields(LOG_INFO, "decision",
-			   (struct log_field[]){
-				   LOG_STR("uid", ans.uid),
-				   LOG_STR("namespace", ans.namespace_),
-				   LOG_STR("name", ans.name),
-				   LOG_STR("operation", ans.operation),
-				   LOG_STR("outcome",
-					   review_outcome_name(ans.outcome)),
-				   LOG_NUM("ops", ans.ops),
-				   LOG_NUM("latency_us", latency / 1000),
-				   LOG_STR("profile", ans.profile) },
-			   8);
+		log_decision(&ans, latency);
 	} else if (ans.http_status < 500) {
 		if (log_verbosity >= 1)
 			log_fields(LOG_INFO, "request refused",
@@ -365,8 +390,10 @@ int cmd_serve_run(struct config *cfg, const struct cmd_serve_options *o)
 			   LOG_STR("listen", o->listen),
 			   LOG_STR("metrics_listen", o->metrics_listen),
 			   LOG_STR("client_ca", o->tls_client_ca_file ?
-						o->tls_client_ca_file : "") },
-		   3);
+						o->tls_client_ca_file : ""),
+			   LOG_STR("version", version_release()),
+			   LOG_STR("revision", version_revision()) },
+		   5);
 	log_certificate("certificate loaded", &info);
 	if (info.not_after <= (int64_t)time(NULL))
 		log_warn("the serving certificate has expired; waiting for a new one in %s",

@@ -1,6 +1,7 @@
 /*
  * guard.c - the annotation and env guards (guard.h).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +13,14 @@
 
 const char *guard_kind_name(enum guard_kind kind)
 {
-	return kind == GUARD_ANNOTATIONS ? "annotations" : "env";
+	switch (kind) {
+	case GUARD_ANNOTATIONS:
+		return "annotations";
+	case GUARD_ENV:
+		return "env";
+	default:
+		return "volumeMounts";
+	}
 }
 
 const char *guard_action_name(enum guard_action action)
@@ -25,6 +33,39 @@ const char *guard_action_name(enum guard_action action)
 	default:
 		return "warned";
 	}
+}
+
+void guard_hits_add(struct guard_hits *h, enum guard_kind kind,
+		    enum guard_action action, const char *key, size_t len)
+{
+	struct guard_hit *hit;
+
+	h->count[kind][action]++;
+	if (h->nlisted == GUARD_HITS_LISTED)
+		return;
+	hit = &h->listed[h->nlisted++];
+	hit->kind = (unsigned char)kind;
+	hit->action = (unsigned char)action;
+	text_mask_cutn(hit->key, sizeof(hit->key), key, len, 63);
+}
+
+void guard_hits_format(const struct guard_hits *h, char *out, size_t size)
+{
+	size_t i, n = 0, total = 0, k, a;
+
+	for (k = 0; k < GUARD_NKINDS; k++)
+		for (a = 0; a < GUARD_NACTIONS; a++)
+			total += h->count[k][a];
+	out[0] = '\0';
+	for (i = 0; i < h->nlisted && n < size; i++)
+		n += (size_t)snprintf(out + n, size - n, "%s%s %s %s",
+				      i ? "; " : "",
+				      guard_action_name(h->listed[i].action),
+				      guard_kind_name(h->listed[i].kind),
+				      h->listed[i].key);
+	if (total > h->nlisted && n < size)
+		snprintf(out + n, size - n, "; ... and %zu more",
+			 total - h->nlisted);
 }
 
 /* s[0..len) for a message: control characters removed, cut short. */
@@ -134,12 +175,13 @@ void guard_annotations(struct guard_run *run, const struct pod *old,
 				 "annotation \"%s\" is written by the scheduler and cannot be set",
 				 k);
 		/* A patch cannot name a key holding a NUL byte: deny it. */
-		if (policy == GUARD_STRIP && (run->update || nul))
+		if (policy == GUARD_STRIP && (!run->can_patch || nul))
 			policy = GUARD_DENY;
 		if (policy == GUARD_DENY) {
 			buf_addf(&run->deny, "%s%s", run->deny.len ? "; " : "",
 				 line);
-			run->hits->count[GUARD_ANNOTATIONS][GUARD_DENIED]++;
+			guard_hits_add(run->hits, GUARD_ANNOTATIONS,
+				       GUARD_DENIED, keys[i].s, keys[i].len);
 		} else if (policy == GUARD_STRIP) {
 			if (!run->pod->strip_keys &&
 			    !(run->pod->strip_keys = json_array()))
@@ -150,11 +192,13 @@ void guard_annotations(struct guard_run *run, const struct pod *old,
 			pod_warnf(run->warnings, &run->oom,
 				  "removed annotation \"%s\": it is written by the scheduler",
 				  k);
-			run->hits->count[GUARD_ANNOTATIONS][GUARD_STRIPPED]++;
+			guard_hits_add(run->hits, GUARD_ANNOTATIONS,
+				       GUARD_STRIPPED, keys[i].s, keys[i].len);
 		} else {
 			pod_warnf(run->warnings, &run->oom, "%s (policy warn)",
 				  line);
-			run->hits->count[GUARD_ANNOTATIONS][GUARD_WARNED]++;
+			guard_hits_add(run->hits, GUARD_ANNOTATIONS,
+				       GUARD_WARNED, keys[i].s, keys[i].len);
 		}
 	}
 	free(keys);
@@ -217,20 +261,23 @@ static void env_hit(struct guard_run *run, struct pod_container *c,
 		 allowed.len ? buf_str(&allowed) : "",
 		 allowed.len ? ")" : "");
 	buf_release(&allowed);
-	if (policy == GUARD_STRIP && run->update)
+	if (policy == GUARD_STRIP && !run->can_patch)
 		policy = GUARD_DENY;
 	if (policy == GUARD_DENY) {
 		buf_addf(&run->deny, "%s%s", run->deny.len ? "; " : "", line);
-		run->hits->count[GUARD_ENV][GUARD_DENIED]++;
+		guard_hits_add(run->hits, GUARD_ENV, GUARD_DENIED, name,
+			       strlen(name));
 	} else if (policy == GUARD_STRIP) {
 		strip_entry(run, c, index);
 		pod_warnf(run->warnings, &run->oom,
 			  "container \"%s\": removed env %s%s%s%s", c->label, n,
 			  from ? "" : "=\"", v, from ? "" : "\"");
-		run->hits->count[GUARD_ENV][GUARD_STRIPPED]++;
+		guard_hits_add(run->hits, GUARD_ENV, GUARD_STRIPPED, name,
+			       strlen(name));
 	} else {
 		pod_warnf(run->warnings, &run->oom, "%s (policy warn)", line);
-		run->hits->count[GUARD_ENV][GUARD_WARNED]++;
+		guard_hits_add(run->hits, GUARD_ENV, GUARD_WARNED, name,
+			       strlen(name));
 	}
 }
 
@@ -270,9 +317,64 @@ void guard_env(struct guard_run *run, guard_written_fn *written,
 						      json_string_length(jname),
 						      text, len))
 				continue;
-			if (written && written(ctx, c, name))
+			if (written && written(ctx, c, name, text, len,
+					       from != NULL))
 				continue;
 			env_hit(run, c, j, name, text, len, from != NULL);
+		}
+	}
+}
+
+/* One guarded mount of c at path[0..len), at or below prefix. */
+static void mount_hit(struct guard_run *run, const struct pod_container *c,
+		      const char *path, size_t len, const char *prefix)
+{
+	char m[POD_LINE_SIZE], p[POD_LINE_SIZE], line[POD_LINE_SIZE * 3 + 96];
+
+	snprintf(line, sizeof(line),
+		 "container \"%s\": volume mount at \"%s\" is at or below \"%s\" (guards.volumeMounts)",
+		 c->label, quote(m, path, len), quote(p, prefix, strlen(prefix)));
+	if (run->g->mount_policy == GUARD_DENY) {
+		buf_addf(&run->deny, "%s%s", run->deny.len ? "; " : "", line);
+		guard_hits_add(run->hits, GUARD_MOUNTS, GUARD_DENIED, path,
+			       len);
+	} else {
+		pod_warnf(run->warnings, &run->oom, "%s (policy warn)", line);
+		guard_hits_add(run->hits, GUARD_MOUNTS, GUARD_WARNED, path,
+			       len);
+	}
+}
+
+void guard_mounts(struct guard_run *run)
+{
+	const struct guards *g = run->g;
+	char small[512], *clean;
+	size_t i, j;
+
+	if (g->mount_policy == GUARD_OFF || !json_array_size(g->mount_paths))
+		return;
+	for (i = 0; i < run->pod->ncontainers; i++) {
+		const struct pod_container *c = &run->pod->containers[i];
+		json_t *m;
+
+		json_array_foreach(c->mounts, j, m) {
+			const json_t *v = json_object_get(m, "mountPath");
+			const char *path = json_string_value(v), *prefix;
+			size_t len = json_string_length(v), n;
+
+			if (!path)
+				continue;
+			clean = len + 2 <= sizeof(small) ? small : malloc(len + 2);
+			if (!clean) {
+				run->oom = true;
+				return;
+			}
+			n = text_clean_path(clean, path, len);
+			prefix = guardcfg_mount_path(g, clean, n);
+			if (prefix)
+				mount_hit(run, c, path, len, prefix);
+			if (clean != small)
+				free(clean);
 		}
 	}
 }

@@ -8,6 +8,7 @@
 
 #include "guardcfg.h"
 #include "jsonout.h"
+#include "text.h"
 
 static const char *const default_keys[] = {
 	"hami.io/vgpu-node", "hami.io/vgpu-time", "hami.io/bind-time",
@@ -18,12 +19,26 @@ static const char *const default_writers[] = {
 	"system:serviceaccount:kube-system:hami-scheduler",
 	"system:serviceaccount:kube-system:hami-device-plugin",
 };
+/*
+ * The env names guarded by default: NVIDIA_VISIBLE_DEVICES (read by the
+ * container runtime) and every control variable HAMi-core reads
+ * (src/libvgpu.c, src/multiprocess/multiprocess_memory_limit.c), plus
+ * CUDA_DISABLE_CONTROL and CUDA_OVERSUBSCRIBE of HAMi's earlier releases.
+ * Not guarded: LIBCUDA_LOG_LEVEL (logging only) and CUDA_VISIBLE_DEVICES
+ * (chooses among the devices the container already sees).  The one list:
+ * README and behaviour §2.1 copy it.
+ */
 static const char *const default_names[] = {
 	"NVIDIA_VISIBLE_DEVICES", "CUDA_DEVICE_MEMORY_LIMIT",
 	"CUDA_DEVICE_MEMORY_LIMIT_*", "CUDA_DEVICE_SM_LIMIT",
 	"CUDA_DEVICE_SM_LIMIT_*", "CUDA_DEVICE_MEMORY_SHARED_CACHE",
 	"CUDA_DISABLE_CONTROL", "CUDA_OVERSUBSCRIBE", "CUDA_TASK_PRIORITY",
-	"GPU_CORE_UTILIZATION_POLICY", "ACTIVE_OOM_KILLER",
+	"GPU_CORE_UTILIZATION_POLICY", "ACTIVE_OOM_KILLER", "CUDA_REDIRECT",
+	"RECORD_KERNEL_INTERVAL",
+};
+/* Where the NVIDIA container toolkit reads a device list from mounts. */
+static const char *const default_mount_paths[] = {
+	"/var/run/nvidia-container-devices",
 };
 /* Groups every requester (or every service account) is in. */
 static const char *const refused_groups[] = {
@@ -44,7 +59,8 @@ int guardcfg_init_empty(struct guards *g)
 	memset(g, 0, sizeof(*g));
 	g->writers = json_array();
 	g->allowed = json_object();
-	if (!g->writers || !g->allowed) {
+	g->mount_paths = json_array();
+	if (!g->writers || !g->allowed || !g->mount_paths) {
 		guardcfg_release(g);
 		return -1;
 	}
@@ -60,6 +76,10 @@ int guardcfg_init(struct guards *g)
 	for (i = 0; i < NELEM(default_writers); i++)
 		if (json_array_append_new(g->writers,
 					  json_string(default_writers[i])))
+			goto fail;
+	for (i = 0; i < NELEM(default_mount_paths); i++)
+		if (json_array_append_new(g->mount_paths,
+					  json_string(default_mount_paths[i])))
 			goto fail;
 	if (json_object_set_new(g->allowed, "NVIDIA_VISIBLE_DEVICES",
 				json_pack("[s, s]", "none", "void")) ||
@@ -82,6 +102,7 @@ void guardcfg_release(struct guards *g)
 	pattern_set_release(&g->allowed_names);
 	json_decref(g->writers);
 	json_decref(g->allowed);
+	json_decref(g->mount_paths);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -114,8 +135,9 @@ static bool plain_string(const json_t *v)
 	       strlen(json_string_value(v)) == json_string_length(v);
 }
 
+/* A policy; strip only where the guard can remove what it finds. */
 static int read_policy(struct reading *r, const char *path, const json_t *v,
-		       enum guard_policy *dst)
+		       bool strip, enum guard_policy *dst)
 {
 	size_t i;
 
@@ -123,13 +145,14 @@ static int read_policy(struct reading *r, const char *path, const json_t *v,
 		return bad(r, "%s: expected a string, got %s", path,
 			   jsonout_type_name(v));
 	for (i = 0; i < NELEM(policies); i++) {
-		if (!strcmp(json_string_value(v), policies[i])) {
+		if ((strip || i != GUARD_STRIP) &&
+		    !strcmp(json_string_value(v), policies[i])) {
 			*dst = (enum guard_policy)i;
 			return 0;
 		}
 	}
-	return bad(r, "%s: \"%.64s\" is not one of \"deny\", \"strip\", \"warn\", \"off\"",
-		   path, json_string_value(v));
+	return bad(r, "%s: \"%.64s\" is not one of \"deny\", %s\"warn\", \"off\"",
+		   path, json_string_value(v), strip ? "\"strip\", " : "");
 }
 
 /*
@@ -181,9 +204,9 @@ static int read_patterns(struct reading *r, const char *path, const json_t *v,
 	return 0;
 }
 
-static int read_writers(struct reading *r, const json_t *v, struct guards *g)
+static int read_writers(struct reading *r, const char *path, const json_t *v,
+			struct guards *g)
 {
-	const char *path = "guards.schedulerAnnotations.writers";
 	const char **texts;
 	size_t i, j, n;
 
@@ -210,9 +233,9 @@ static int read_writers(struct reading *r, const json_t *v, struct guards *g)
 	return g->writers ? 0 : bad(r, "out of memory");
 }
 
-static int read_allowed(struct reading *r, const json_t *v, struct guards *g)
+static int read_allowed(struct reading *r, const char *path, const json_t *v,
+			struct guards *g)
 {
-	const char *path = "guards.env.allowedValues";
 	struct pattern_set set;
 	const char **texts;
 	const char *key;
@@ -251,78 +274,139 @@ static int read_allowed(struct reading *r, const json_t *v, struct guards *g)
 	return g->allowed ? 0 : bad(r, "out of memory");
 }
 
-static int unknown(struct reading *r, const char *path, const char *key)
+/*
+ * volumeMounts.paths: absolute paths, kept in their normal form (the form
+ * a mount's path is compared in).
+ */
+static int read_mount_paths(struct reading *r, const char *path,
+			    const json_t *v, struct guards *g)
 {
-	return bad(r, "unknown key \"%s.%.64s\"", path, key);
-}
+	const char **texts;
+	json_t *paths;
+	size_t i, n;
 
-static int read_annotations(struct reading *r, const json_t *v,
-			    struct guards *g)
-{
-	const char *path = "guards.schedulerAnnotations";
-	const char *key;
-	json_t *item;
+	if (read_strings(r, path, v, &texts))
+		return -1;
+	n = json_array_size(v);
+	paths = json_array();
+	for (i = 0; paths && i < n; i++) {
+		size_t len = strlen(texts[i]);
+		char *clean;
 
-	if (!json_is_object(v))
-		return bad(r, "%s: expected an object, got %s", path,
-			   jsonout_type_name(v));
-	json_object_foreach((json_t *)v, key, item) {
-		if (json_is_null(item) &&
-		    (!strcmp(key, "policy") || !strcmp(key, "keys") ||
-		     !strcmp(key, "writers")))
-			continue;
-		if (!strcmp(key, "policy")) {
-			if (read_policy(r, "guards.schedulerAnnotations.policy",
-					item, &g->annotation_policy))
-				return -1;
-			g->given |= GUARD_GIVEN_ANNOTATION_POLICY;
-		} else if (!strcmp(key, "keys")) {
-			if (read_patterns(r, "guards.schedulerAnnotations.keys",
-					  item, &g->keys))
-				return -1;
-			g->given |= GUARD_GIVEN_KEYS;
-		} else if (!strcmp(key, "writers")) {
-			if (read_writers(r, item, g))
-				return -1;
-			g->given |= GUARD_GIVEN_WRITERS;
-		} else {
-			return unknown(r, path, key);
+		if (texts[i][0] != '/') {
+			bad(r, "%s[%zu]: \"%.64s\" is not an absolute path",
+			    path, i, texts[i]);
+			json_decref(paths);
+			free(texts);
+			return -1;
 		}
+		clean = malloc(len + 2);
+		if (!clean || json_array_append_new(paths, json_stringn(clean,
+				text_clean_path(clean, texts[i], len)))) {
+			json_decref(paths);
+			paths = NULL;
+		}
+		free(clean);
 	}
+	free(texts);
+	if (!paths)
+		return bad(r, "out of memory");
+	json_decref(g->mount_paths);
+	g->mount_paths = paths;
 	return 0;
 }
 
-static int read_env(struct reading *r, const json_t *v, struct guards *g)
+static int read_annotation_policy(struct reading *r, const char *path,
+				  const json_t *v, struct guards *g)
 {
-	const char *path = "guards.env";
+	return read_policy(r, path, v, true, &g->annotation_policy);
+}
+
+static int read_keys(struct reading *r, const char *path, const json_t *v,
+		     struct guards *g)
+{
+	return read_patterns(r, path, v, &g->keys);
+}
+
+static int read_env_policy(struct reading *r, const char *path,
+			   const json_t *v, struct guards *g)
+{
+	return read_policy(r, path, v, true, &g->env_policy);
+}
+
+static int read_names(struct reading *r, const char *path, const json_t *v,
+		      struct guards *g)
+{
+	return read_patterns(r, path, v, &g->names);
+}
+
+/* A mount cannot be removed: the pod would not start.  No strip. */
+static int read_mount_policy(struct reading *r, const char *path,
+			     const json_t *v, struct guards *g)
+{
+	return read_policy(r, path, v, false, &g->mount_policy);
+}
+
+/* One key of a guard's object: its reader and its GUARD_GIVEN_* bit. */
+struct key_reader {
+	const char *key;
+	int (*read)(struct reading *r, const char *path, const json_t *v,
+		    struct guards *g);
+	unsigned given;
+};
+
+/* The guards: each key of `guards` and the keys of its object. */
+static const struct {
+	const char *key;
+	struct key_reader keys[4]; /* ended by a NULL key */
+} sections[] = {
+	{ "schedulerAnnotations", {
+		{ "policy", read_annotation_policy,
+		  GUARD_GIVEN_ANNOTATION_POLICY },
+		{ "keys", read_keys, GUARD_GIVEN_KEYS },
+		{ "writers", read_writers, GUARD_GIVEN_WRITERS },
+		{ NULL, NULL, 0 } } },
+	{ "env", {
+		{ "policy", read_env_policy, GUARD_GIVEN_ENV_POLICY },
+		{ "names", read_names, GUARD_GIVEN_NAMES },
+		{ "allowedValues", read_allowed, GUARD_GIVEN_ALLOWED },
+		{ NULL, NULL, 0 } } },
+	{ "volumeMounts", {
+		{ "policy", read_mount_policy, GUARD_GIVEN_MOUNT_POLICY },
+		{ "paths", read_mount_paths, GUARD_GIVEN_MOUNT_PATHS },
+		{ NULL, NULL, 0 } } },
+};
+
+/*
+ * Reads the object v, guards.<section>, by the readers of keys: every key
+ * optional, null as absent, no other key.
+ */
+static int read_section(struct reading *r, const char *section,
+			const struct key_reader *keys, const json_t *v,
+			struct guards *g)
+{
+	char path[96];
 	const char *key;
 	json_t *item;
+	size_t k;
 
+	snprintf(path, sizeof(path), "guards.%s", section);
 	if (!json_is_object(v))
 		return bad(r, "%s: expected an object, got %s", path,
 			   jsonout_type_name(v));
 	json_object_foreach((json_t *)v, key, item) {
-		if (json_is_null(item) &&
-		    (!strcmp(key, "policy") || !strcmp(key, "names") ||
-		     !strcmp(key, "allowedValues")))
+		char sub[160];
+
+		for (k = 0; keys[k].key && strcmp(key, keys[k].key); k++)
+			;
+		if (!keys[k].key)
+			return bad(r, "unknown key \"%s.%.64s\"", path, key);
+		if (json_is_null(item))
 			continue;
-		if (!strcmp(key, "policy")) {
-			if (read_policy(r, "guards.env.policy", item,
-					&g->env_policy))
-				return -1;
-			g->given |= GUARD_GIVEN_ENV_POLICY;
-		} else if (!strcmp(key, "names")) {
-			if (read_patterns(r, "guards.env.names", item,
-					  &g->names))
-				return -1;
-			g->given |= GUARD_GIVEN_NAMES;
-		} else if (!strcmp(key, "allowedValues")) {
-			if (read_allowed(r, item, g))
-				return -1;
-			g->given |= GUARD_GIVEN_ALLOWED;
-		} else {
-			return unknown(r, path, key);
-		}
+		snprintf(sub, sizeof(sub), "%s.%s", path, key);
+		if (keys[k].read(r, sub, item, g))
+			return -1;
+		g->given |= keys[k].given;
 	}
 	return 0;
 }
@@ -333,24 +417,21 @@ int guardcfg_read(struct guards *g, const json_t *v, const char *where,
 	struct reading r = { where, err, errlen };
 	const char *key;
 	json_t *item;
+	size_t i;
 
 	if (!json_is_object(v))
 		return bad(&r, "guards: expected an object, got %s",
 			   jsonout_type_name(v));
 	json_object_foreach((json_t *)v, key, item) {
-		if (json_is_null(item) &&
-		    (!strcmp(key, "schedulerAnnotations") ||
-		     !strcmp(key, "env")))
-			continue;
-		if (!strcmp(key, "schedulerAnnotations")) {
-			if (read_annotations(&r, item, g))
-				return -1;
-		} else if (!strcmp(key, "env")) {
-			if (read_env(&r, item, g))
-				return -1;
-		} else {
-			return unknown(&r, "guards", key);
-		}
+		for (i = 0; i < NELEM(sections) && strcmp(key, sections[i].key);
+		     i++)
+			;
+		if (i == NELEM(sections))
+			return bad(&r, "unknown key \"guards.%.64s\"", key);
+		if (!json_is_null(item) &&
+		    read_section(&r, sections[i].key, sections[i].keys, item,
+				 g))
+			return -1;
 	}
 	return 0;
 }
@@ -385,12 +466,16 @@ int guardcfg_merge(struct guards *dst, const struct guards *src)
 		dst->annotation_policy = src->annotation_policy;
 	if (src->given & GUARD_GIVEN_ENV_POLICY)
 		dst->env_policy = src->env_policy;
+	if (src->given & GUARD_GIVEN_MOUNT_POLICY)
+		dst->mount_policy = src->mount_policy;
 	if (((src->given & GUARD_GIVEN_KEYS) &&
 	     copy_patterns(&dst->keys, &src->keys)) ||
 	    ((src->given & GUARD_GIVEN_NAMES) &&
 	     copy_patterns(&dst->names, &src->names)) ||
 	    ((src->given & GUARD_GIVEN_WRITERS) &&
-	     copy_json(&dst->writers, src->writers)))
+	     copy_json(&dst->writers, src->writers)) ||
+	    ((src->given & GUARD_GIVEN_MOUNT_PATHS) &&
+	     copy_json(&dst->mount_paths, src->mount_paths)))
 		return -1;
 	if (src->given & GUARD_GIVEN_ALLOWED) {
 		struct pattern_set set;
@@ -426,6 +511,21 @@ bool guardcfg_allowed(const struct guards *g, const char *name, size_t len,
 				return true;
 	}
 	return false;
+}
+
+const char *guardcfg_mount_path(const struct guards *g, const char *s,
+				size_t len)
+{
+	size_t i;
+	json_t *p;
+
+	json_array_foreach(g->mount_paths, i, p) {
+		size_t n = json_string_length(p);
+
+		if (n <= len && !memcmp(s, json_string_value(p), n))
+			return json_string_value(p);
+	}
+	return NULL;
 }
 
 bool guardcfg_is_writer(const struct guards *g, const char *username,

@@ -1,9 +1,10 @@
 /*
  * guardcfg.h - the `guards` object of the config (behaviour §2.1): its
  * built-in defaults, reading it from JSON, and merging one level over
- * another.
+ * another.  Three guards: scheduler annotations, env names, and volume
+ * mount paths.
  *
- * Each key read is recorded in `given`, so that a level (the file, later a
+ * Each key read is recorded in `given`, so that a level (the file, or a
  * profile) is read into an empty struct guards and merged over the level
  * above with guardcfg_merge(): a key given replaces its value whole, a key
  * not given keeps the value above.  Patterns are compiled when read; a
@@ -35,6 +36,8 @@ enum {
 	GUARD_GIVEN_ENV_POLICY = 1u << 3,
 	GUARD_GIVEN_NAMES = 1u << 4,
 	GUARD_GIVEN_ALLOWED = 1u << 5,
+	GUARD_GIVEN_MOUNT_POLICY = 1u << 6,
+	GUARD_GIVEN_MOUNT_PATHS = 1u << 7,
 };
 
 struct guards {
@@ -46,6 +49,10 @@ struct guards {
 	json_t *allowed;           /* env.allowedValues: object, pattern ->
 				      array of strings */
 	struct pattern_set allowed_names; /* the keys of allowed, in order */
+	enum guard_policy mount_policy; /* volumeMounts.policy: never strip */
+	json_t *mount_paths;       /* volumeMounts.paths: array of absolute
+				      paths, each in its lexical normal form
+				      (text_clean_path()) */
 	unsigned given;            /* GUARD_GIVEN_* */
 };
 
@@ -85,6 +92,15 @@ int guardcfg_merge(struct guards *dst, const struct guards *src)
  */
 bool guardcfg_allowed(const struct guards *g, const char *name, size_t len,
 		      const char *value, size_t value_len);
+
+/*
+ * The first of the guarded mount paths that the path s[0..len), in its
+ * lexical normal form (text_clean_path()), starts with, compared as bytes
+ * as the NVIDIA container toolkit compares a mount's destination with
+ * /var/run/nvidia-container-devices; NULL when none.  Borrowed from g.
+ */
+const char *guardcfg_mount_path(const struct guards *g, const char *s,
+				size_t len);
 
 /* Whether username or one of groups (array of strings) is a writer. */
 bool guardcfg_is_writer(const struct guards *g, const char *username,

@@ -189,21 +189,13 @@ static int decide_template(const struct config *cfg, json_t *tpl,
 static const struct config *select_profile(const struct run *r,
 					   const json_t *obj, const json_t *tpl)
 {
-	const json_t *ns = json_object_get(json_object_get(obj, "metadata"),
-					   "namespace");
-	const json_t *labels = json_object_get(
-		json_object_get(tpl, "metadata"), "labels");
-	const char *s = r->opt->namespace_ ? r->opt->namespace_ : "default";
-	size_t len = strlen(s);
-
-	if (!r->cfg->nprofiles)
-		return r->cfg;
-	if (json_is_string(ns) && json_string_length(ns)) {
-		s = json_string_value(ns);
-		len = json_string_length(ns);
-	}
-	return config_select(r->cfg, s, len,
-			     json_is_object(labels) ? labels : NULL);
+	return review_select(r->cfg,
+			     json_object_get(json_object_get(obj, "metadata"),
+					     "namespace"),
+			     NULL,
+			     r->opt->namespace_ ? r->opt->namespace_ : "default",
+			     json_object_get(json_object_get(tpl, "metadata"),
+					     "labels"));
 }
 
 /* Defaults one object (a document, or an item of a List) in place. */

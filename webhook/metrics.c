@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "metrics.h"
+#include "version.h"
 
 /* Upper bounds of the latency buckets, in nanoseconds and as printed. */
 static const struct {
@@ -105,6 +106,32 @@ static unsigned long long load(atomic_ullong *v)
 	return atomic_load_explicit(v, memory_order_relaxed);
 }
 
+/* A label value of the text format: \\, \" and \n escaped. */
+static void add_label_value(struct buf *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			buf_addf(out, "\\%c", *s);
+		else if (*s == '\n')
+			buf_add(out, "\\n");
+		else
+			buf_addf(out, "%c", *s);
+	}
+}
+
+/* vgpu_webhook_build_info: the release and the source revision. */
+static void render_build_info(struct buf *out)
+{
+	buf_add(out,
+		"# HELP vgpu_webhook_build_info The build that serves: its release and source revision.\n"
+		"# TYPE vgpu_webhook_build_info gauge\n"
+		"vgpu_webhook_build_info{version=\"");
+	add_label_value(out, version_release());
+	buf_add(out, "\",revision=\"");
+	add_label_value(out, version_revision());
+	buf_add(out, "\"} 1\n");
+}
+
 int metrics_render(struct metrics *m, long in_flight, struct buf *out)
 {
 	unsigned long long cumulative = 0, sum;
@@ -177,5 +204,6 @@ int metrics_render(struct metrics *m, long in_flight, struct buf *out)
 			 guard_action_name((enum guard_action)a),
 			 load(&m->guard_hits[g][a]));
 	}
+	render_build_info(out);
 	return buf_failed(out) ? -1 : 0;
 }

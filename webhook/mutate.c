@@ -37,10 +37,11 @@ struct writer {
 	bool oom;
 };
 
-/* "/spec/containers/3" and so on into b. */
+/* "/spec/containers/3" and so on into b ("/ephemeralContainers/0" for a
+ * list of the object itself). */
 static void container_pointer(struct buf *b, const struct pod_container *c)
 {
-	buf_addf(b, "/spec/%s/%zu", c->list, c->index);
+	buf_addf(b, "%s/%s/%zu", c->top ? "" : "/spec", c->list, c->index);
 }
 
 /* Appends one operation; value is stolen. */
@@ -266,7 +267,8 @@ static void write_env_removals(struct writer *w, const struct pod_container *c,
 }
 
 bool mutate_env_written(const struct config *cfg,
-			const struct pod_container *c, const char *name)
+			const struct pod_container *c, const char *name,
+			const char *value, size_t len)
 {
 	struct writer w = { cfg, NULL, NULL, NULL, false };
 	const char *values[ENV_NVARS];
@@ -276,7 +278,8 @@ bool mutate_env_written(const struct config *cfg,
 	wanted_env(&w, c, values, priority);
 	for (v = 0; v < ENV_NVARS; v++)
 		if (values[v] && !strcmp(name, env_names[v]))
-			return true;
+			return !value || (strlen(values[v]) == len &&
+					  !memcmp(values[v], value, len));
 	return false;
 }
 

@@ -41,9 +41,11 @@ int mutate_strip(const struct pod *pod, struct patch *patch) COMPILER_WUR;
 
 /*
  * Whether mutate_pod() sets the env variable name in c (behaviour §3.5 or
- * §3.6), c being read and resolved under cfg.
+ * §3.6), c being read and resolved under cfg; with value not NULL, only
+ * when it sets it to value[0..len).
  */
 bool mutate_env_written(const struct config *cfg,
-			const struct pod_container *c, const char *name);
+			const struct pod_container *c, const char *name,
+			const char *value, size_t len);
 
 #endif /* MUTATE_H */

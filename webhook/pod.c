@@ -16,6 +16,8 @@ struct reader {
 	struct pod *p;
 	const struct config *cfg;
 	enum pod_part part;
+	bool ephemeral; /* pod_read_added(): containers without quantities */
+	bool top;       /* pod_read_added() of an EphemeralContainers object */
 	char *err;
 	size_t errlen;
 	bool nomem;
@@ -217,6 +219,28 @@ static bool read_env(struct reader *r, const json_t *env, const char *base)
 	return true;
 }
 
+/* Checks the types of volumeMounts: objects with a string mountPath. */
+static bool read_mounts(struct reader *r, const json_t *mounts,
+			const char *base)
+{
+	bool bad = false;
+	size_t i;
+	json_t *m;
+
+	json_array_foreach(mounts, i, m) {
+		if (!json_is_object(m)) {
+			invalid(r, "%s.volumeMounts[%zu]: expected an object, got %s",
+				base, i, jsonout_type_name(m));
+			return false;
+		}
+		member(r, m, "mountPath", JSON_STRING, &bad,
+		       "%s.volumeMounts[%zu].mountPath", base, i);
+		if (bad)
+			return false;
+	}
+	return true;
+}
+
 /*
  * What read_container() reads, for initContainers and containers alike.
  * Resource maps are kept whole, because the family names come from the
@@ -234,13 +258,15 @@ static const struct pick_rule container_rule = {
 			PICK_FIELD("name", &pick_all),
 			PICK_FIELD("value", &pick_all)))),
 		PICK_FIELD("securityContext", PICK_OBJ(
-			PICK_FIELD("privileged", &pick_all)))),
+			PICK_FIELD("privileged", &pick_all))),
+		PICK_FIELD("volumeMounts", PICK_ARR(PICK_OBJ(
+			PICK_FIELD("mountPath", &pick_all))))),
 	NULL, NULL
 };
 
 /*
- * Reads one container into c: its name, resource maps, env and privilege,
- * and per family the entries the library resolves.  Returns false when
+ * Reads one container into c: its name, resource maps, env, privilege and
+ * volume mounts, and per family the entries the library resolves.  Returns false when
  * a type is wrong (or memory ran out).
  */
 static bool read_container(struct reader *r, const char *list, size_t index,
@@ -253,8 +279,10 @@ static bool read_container(struct reader *r, const char *list, size_t index,
 	size_t f;
 
 	c->list = list;
+	c->top = r->top;
 	c->index = index;
-	snprintf(base, sizeof(base), "spec.%s[%zu]", list, index);
+	snprintf(base, sizeof(base), "%s%s[%zu]", r->top ? "" : "spec.", list,
+		 index);
 	if (!json_is_object(obj)) {
 		invalid(r, "%s: expected an object, got %s", base,
 			jsonout_type_name(obj));
@@ -282,7 +310,10 @@ static bool read_container(struct reader *r, const char *list, size_t index,
 		     member(r, security, "privileged", JSON_TRUE, &bad,
 			    "%s.securityContext.privileged", base) :
 		     NULL;
-	if (bad)
+	if (!bad)
+		c->mounts = member(r, obj, "volumeMounts", JSON_ARRAY, &bad,
+				   "%s.volumeMounts", base);
+	if (bad || (c->mounts && !read_mounts(r, c->mounts, base)))
 		return false;
 	c->privileged = json_is_true(privileged);
 
@@ -291,7 +322,7 @@ static bool read_container(struct reader *r, const char *list, size_t index,
 		r->nomem = true;
 		return false;
 	}
-	for (f = 0; r->part == POD_PART_ALL && f < cfg->ndevices; f++) {
+	for (f = 0; !r->ephemeral && f < cfg->ndevices; f++) {
 		struct pod_slot *s = &c->slots[f];
 
 		if (!read_quantities(r, &cfg->devices[f], c->limits, base, 0, s))
@@ -353,12 +384,14 @@ static bool read_string_map(struct reader *r, const json_t *map,
 	return true;
 }
 
-/* What read_pod() and read_tolerations() read, and the pod's names. */
+/* What read_pod() and read_tolerations() read, and the pod's names and
+ * namespace (for logs and profiles). */
 const struct pick_rule pod_rule = {
 	PICK_OBJECT, PICK_FIELDS(
 		PICK_FIELD("metadata", PICK_OBJ(
 			PICK_FIELD("name", &pick_all),
 			PICK_FIELD("generateName", &pick_all),
+			PICK_FIELD("namespace", &pick_all),
 			PICK_FIELD("labels", &pick_all),
 			PICK_FIELD("annotations", &pick_all))),
 		PICK_FIELD("spec", PICK_OBJ(
@@ -373,20 +406,20 @@ const struct pick_rule pod_rule = {
 			PICK_FIELD("initContainers", PICK_ARR(&container_rule)),
 			PICK_FIELD("containers", PICK_ARR(&container_rule)),
 			PICK_FIELD("ephemeralContainers",
-				   PICK_ARR(&container_rule))))),
+				   PICK_ARR(&container_rule)))),
+		/* an EphemeralContainers object (Kubernetes 1.16 to 1.21) */
+		PICK_FIELD("ephemeralContainers", PICK_ARR(&container_rule))),
 	NULL, NULL
 };
 
 /*
- * Reads the containers of init (may be NULL) then of app into p; with
- * POD_PART_EPHEMERAL, app is spec.ephemeralContainers.  Returns false when
- * a type is wrong (or memory ran out).
+ * Reads the containers of init (may be NULL) then of app into p.  Returns
+ * false when a type is wrong (or memory ran out).
  */
 static bool read_containers(struct reader *r, const json_t *init,
 			    const json_t *app)
 {
-	static const char *const names[3] = { "initContainers", "containers",
-					      "ephemeralContainers" };
+	static const char *const names[2] = { "initContainers", "containers" };
 	struct pod *p = r->p;
 	const json_t *lists[2] = { init, app };
 	size_t n, i, l;
@@ -404,11 +437,8 @@ static bool read_containers(struct reader *r, const json_t *init,
 		json_array_foreach(lists[l], i, obj) {
 			struct pod_container *c =
 				&p->containers[p->ncontainers++];
-			const char *list = l == 0 ? names[0] :
-				r->part == POD_PART_EPHEMERAL ? names[2] :
-				names[1];
 
-			if (!read_container(r, list, i, obj, c))
+			if (!read_container(r, names[l], i, obj, c))
 				return false;
 		}
 	}
@@ -441,10 +471,6 @@ static bool read_pod(struct reader *r, const json_t *pod)
 		return false;
 	if (!p->spec)
 		return true;
-	if (r->part == POD_PART_EPHEMERAL)
-		return read_containers(r, NULL, member(r, p->spec,
-			"ephemeralContainers", JSON_ARRAY, &bad,
-			"spec.ephemeralContainers")) && !bad;
 	p->scheduler_name = string_member(r, p->spec, "schedulerName", &bad,
 					  "spec.schedulerName");
 	if (!bad)
@@ -476,17 +502,118 @@ enum pod_status pod_read(struct pod *p, const struct config *cfg,
 	return pod_read_part(p, cfg, obj, POD_PART_ALL, err, errlen);
 }
 
+/* A reader over p, which it empties first. */
+static struct reader reader_start(struct pod *p, const struct config *cfg,
+				  enum pod_part part, char *err, size_t errlen)
+{
+	struct reader r = { p, cfg, part, false, false, err, errlen, false };
+
+	memset(p, 0, sizeof(*p));
+	p->scheduler_name = p->node_name = p->runtime_class_name = "";
+	return r;
+}
+
+static enum pod_status reader_status(const struct reader *r, bool ok)
+{
+	return ok ? POD_OK : r->nomem ? POD_NOMEM : POD_INVALID;
+}
+
 enum pod_status pod_read_part(struct pod *p, const struct config *cfg,
 			      const json_t *obj, enum pod_part part, char *err,
 			      size_t errlen)
 {
-	struct reader r = { p, cfg, part, err, errlen, false };
+	struct reader r = reader_start(p, cfg, part, err, errlen);
 
-	memset(p, 0, sizeof(*p));
-	p->scheduler_name = p->node_name = p->runtime_class_name = "";
-	if (read_pod(&r, obj))
-		return POD_OK;
-	return r.nomem ? POD_NOMEM : POD_INVALID;
+	return reader_status(&r, read_pod(&r, obj));
+}
+
+/*
+ * The ephemeral containers of obj: spec.ephemeralContainers, or with r->top
+ * the member ephemeralContainers; NULL when absent.  what prefixes paths
+ * in messages ("" or "oldObject.").  Sets *bad on a wrong type.
+ */
+static json_t *ephemeral_list(struct reader *r, const json_t *obj,
+			      const char *what, bool *bad)
+{
+	const json_t *spec = obj;
+
+	if (!r->top) {
+		spec = member(r, obj, "spec", JSON_OBJECT, bad, "%sspec", what);
+		if (!spec)
+			return NULL;
+	}
+	return member(r, spec, "ephemeralContainers", JSON_ARRAY, bad,
+		      "%s%sephemeralContainers", what, r->top ? "" : "spec.");
+}
+
+/*
+ * Whether old (a list of ephemeral containers, or NULL) has one named
+ * name[0..len).  Checks the types of the entries compared.  *bad is set on
+ * a wrong type.
+ */
+static bool has_name(struct reader *r, const json_t *old, const char *name,
+		     size_t len, bool *bad)
+{
+	const char *base = r->top ? "" : "spec.";
+	size_t i;
+	json_t *c;
+
+	json_array_foreach(old, i, c) {
+		const json_t *n;
+
+		if (!json_is_object(c)) {
+			invalid(r, "oldObject.%sephemeralContainers[%zu]: expected an object, got %s",
+				base, i, jsonout_type_name(c));
+			*bad = true;
+			return false;
+		}
+		n = member(r, c, "name", JSON_STRING, bad,
+			   "oldObject.%sephemeralContainers[%zu].name", base, i);
+		if (*bad)
+			return false;
+		if (n && json_string_length(n) == len &&
+		    !memcmp(json_string_value(n), name, len))
+			return true;
+	}
+	return false;
+}
+
+enum pod_status pod_read_added(struct pod *p, const struct config *cfg,
+			       const json_t *obj, const json_t *old, bool list,
+			       char *err, size_t errlen)
+{
+	struct reader r = reader_start(p, cfg, POD_PART_METADATA, err, errlen);
+	json_t *items, *old_items = NULL, *c;
+	bool bad = false;
+	size_t i;
+
+	r.ephemeral = true;
+	r.top = list;
+	if (!read_pod(&r, obj))
+		return reader_status(&r, false);
+	items = ephemeral_list(&r, obj, "", &bad);
+	if (!bad && old)
+		old_items = ephemeral_list(&r, old, "oldObject.", &bad);
+	if (bad)
+		return POD_INVALID;
+	p->containers = calloc(json_array_size(items) + 1,
+			       sizeof(*p->containers));
+	if (!p->containers)
+		return POD_NOMEM;
+	json_array_foreach(items, i, c) {
+		const json_t *name = json_object_get(c, "name");
+
+		/* Already in the pod: not this request's to answer for. */
+		if (json_is_string(name) &&
+		    has_name(&r, old_items, json_string_value(name),
+			     json_string_length(name), &bad))
+			continue;
+		if (bad || !read_container(&r, "ephemeralContainers", i, c,
+					   &p->containers[p->ncontainers++]))
+			return reader_status(&r, false);
+	}
+	p->napp = p->ncontainers;
+	return POD_OK;
 }
 
 void pod_release(struct pod *p)

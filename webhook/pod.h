@@ -40,8 +40,8 @@
 
 /*
  * The schema: metadata.name and metadata.generateName (which name the pod
- * in logs), the labels and every annotation (profiles and the guards),
- * and of the spec what pod_read() reads.
+ * in logs), metadata.namespace, the labels and every annotation (profiles
+ * and the guards), and of the spec what pod_read() reads.
  */
 extern const struct pick_rule pod_rule;
 
@@ -61,7 +61,10 @@ struct pod_slot {
 };
 
 struct pod_container {
-	const char *list; /* "initContainers" or "containers" */
+	const char *list; /* "initContainers", "containers" or
+			     "ephemeralContainers" */
+	bool top;         /* the list is a member of the object itself (an
+			     EphemeralContainers object), not of its spec */
 	size_t index;     /* in that list */
 	const char *name; /* "" when absent */
 	char label[POD_LINE_SIZE]; /* name, for messages */
@@ -69,6 +72,7 @@ struct pod_container {
 	json_t *limits;
 	json_t *requests;
 	json_t *env; /* entries are objects with string name and value */
+	json_t *mounts; /* volumeMounts: objects with a string mountPath */
 	bool privileged;
 	bool asks; /* names a resource of some family */
 	bool vgpu; /* false; the policy sets it for a vGPU container */
@@ -102,8 +106,6 @@ struct pod {
 enum pod_part {
 	POD_PART_ALL,        /* a CREATE: metadata, spec and containers */
 	POD_PART_METADATA,   /* an UPDATE: metadata.labels and .annotations */
-	POD_PART_EPHEMERAL,  /* pods/ephemeralcontainers: metadata, and
-				spec.ephemeralContainers as the containers */
 };
 
 enum pod_status {
@@ -123,14 +125,27 @@ enum pod_status {
 enum pod_status pod_read(struct pod *p, const struct config *cfg,
 			 const json_t *obj, char *err, size_t errlen) COMPILER_WUR;
 
-/*
- * pod_read() for part of a pod.  POD_PART_EPHEMERAL reads each ephemeral
- * container as pod_read() reads a container (list "ephemeralContainers",
- * napp their number), without resource slots for the families.
- */
+/* pod_read() for part of a pod. */
 enum pod_status pod_read_part(struct pod *p, const struct config *cfg,
 			      const json_t *obj, enum pod_part part, char *err,
 			      size_t errlen) COMPILER_WUR;
+
+/*
+ * pod_read() for a pods/ephemeralcontainers UPDATE: the metadata of obj
+ * (request.object), and as the containers of the view (napp their number)
+ * the ephemeral containers obj adds: those whose name no ephemeral
+ * container of old (request.oldObject; NULL: none) has.  They are
+ * spec.ephemeralContainers of a Pod, or with list the ephemeralContainers
+ * of an EphemeralContainers object (Kubernetes 1.16 to 1.21; each
+ * container's top is then set).  Each is read as pod_read() reads a
+ * container, its index that in obj's list; its slots are zeroed (an
+ * ephemeral container has no resources).  Of old only the names are read;
+ * a wrong type there is named with the prefix "oldObject.".  Returns as
+ * pod_read() does.
+ */
+enum pod_status pod_read_added(struct pod *p, const struct config *cfg,
+			       const json_t *obj, const json_t *old, bool list,
+			       char *err, size_t errlen) COMPILER_WUR;
 
 /* Frees what p owns (not the pod it borrows).  Accepts a released view. */
 void pod_release(struct pod *p);

@@ -29,6 +29,7 @@ _Static_assert(POD_LINE_CHARS == POLICY_WARNING_MAX_CHARS,
 /* The state of one policy_decide(). */
 struct decider {
 	const struct config *cfg;
+	const struct policy_request *req;
 	struct policy_decision *d;
 	struct pod pod;
 	json_t *pod_warnings; /* policy hits, given after container warnings */
@@ -106,15 +107,16 @@ static void denyf(struct decider *p, int code, const char *fmt, ...)
 }
 
 /*
- * Resolves every container.  Returns true when no container has an error;
- * else msg holds every error found, for a denial with 422.
+ * Resolves every container of pod (p->pod or another view).  Returns true
+ * when no container has an error; else msg holds every error found, for a
+ * denial with 422.
  */
-static bool resolve_all(struct decider *p, struct buf *msg)
+static bool resolve_all(struct decider *p, struct pod *pod, struct buf *msg)
 {
 	size_t i, f, e;
 
-	for (i = 0; i < p->pod.ncontainers; i++) {
-		struct pod_container *c = &p->pod.containers[i];
+	for (i = 0; i < pod->ncontainers; i++) {
+		struct pod_container *c = &pod->containers[i];
 
 		for (f = 0; f < p->cfg->ndevices; f++) {
 			struct pod_slot *s = &c->slots[f];
@@ -124,7 +126,7 @@ static bool resolve_all(struct decider *p, struct buf *msg)
 					  s->nlimits, s->requests, s->nrequests,
 					  &s->req, &errs)) {
 				c->vgpu |= s->req.kind == VGPU_KIND_SHARED;
-				p->pod.vgpu |= c->vgpu;
+				pod->vgpu |= c->vgpu;
 				continue;
 			}
 			for (e = 0; e < errs.count; e++)
@@ -193,22 +195,33 @@ static bool asks_vgpu(const struct decider *p)
 	return false;
 }
 
-/* guard_written_fn over a decider whose pod resolved without error. */
+/*
+ * guard_written_fn over a decider whose pod resolved without error.  An
+ * answer without a patch writes nothing: there an entry is the webhook's
+ * only when it already holds the value the webhook writes.
+ */
 static bool env_written(const void *ctx, const struct pod_container *c,
-			const char *name)
+			const char *name, const char *value, size_t len,
+			bool from)
 {
 	const struct decider *p = ctx;
 
-	return mutate_env_written(p->cfg, c, name);
+	if (!p->req->validate)
+		return mutate_env_written(p->cfg, c, name, NULL, 0);
+	return !from && mutate_env_written(p->cfg, c, name, value, len);
 }
 
 /* A guard run's state, borrowing the decider's. */
 static void guard_start(struct decider *p, struct guard_run *run, bool update)
 {
+	enum policy_operation op = p->req->op;
+
 	memset(run, 0, sizeof(*run));
 	run->g = &p->cfg->guards;
 	run->pod = &p->pod;
 	run->update = update;
+	run->can_patch = !p->req->validate &&
+			 (op == POLICY_CREATE || op == POLICY_EPHEMERAL);
 	buf_init(&run->deny);
 	run->warnings = p->d->warnings;
 	run->hits = &p->d->hits;
@@ -226,19 +239,27 @@ static bool guard_end(struct decider *p, struct guard_run *run)
 	return false;
 }
 
-/* Reads part of pod into p->pod; denies with 400 on a wrong type. */
-static bool read_part(struct decider *p, const json_t *pod,
-		      enum pod_part part, const char *what, struct pod *into)
+/*
+ * Whether the request member what ("object" or "oldObject") is an object;
+ * else denies with 400, naming the kind of object the request is about.
+ */
+static bool is_object(struct decider *p, const json_t *v, const char *what)
 {
-	char err[1024];
+	const char *kind = p->req->op == POLICY_BINDING ? "a Binding" :
+			   p->req->list ? "an EphemeralContainers" : "a Pod";
 
-	if (!json_is_object(pod)) {
-		denyf(p, 400, "request.%s: expected a Pod object, got %s", what,
-		      !pod ? "nothing" : json_is_null(pod) ? "null" :
-		      "another type");
-		return false;
-	}
-	switch (pod_read_part(into, p->cfg, pod, part, err, sizeof(err))) {
+	if (json_is_object(v))
+		return true;
+	denyf(p, 400, "request.%s: expected %s object, got %s", what, kind,
+	      !v ? "nothing" : json_is_null(v) ? "null" : "another type");
+	return false;
+}
+
+/* A pod_read*() status: true for POD_OK, else denies with 400 or fails. */
+static bool read_status(struct decider *p, enum pod_status status,
+			const char *what, const char *err)
+{
+	switch (status) {
 	case POD_OK:
 		return true;
 	case POD_INVALID:
@@ -253,6 +274,17 @@ static bool read_part(struct decider *p, const json_t *pod,
 	}
 }
 
+/* Reads part of pod into p->pod; denies with 400 on a wrong type. */
+static bool read_part(struct decider *p, const json_t *pod,
+		      enum pod_part part, const char *what, struct pod *into)
+{
+	char err[1024];
+
+	return is_object(p, pod, what) &&
+	       read_status(p, pod_read_part(into, p->cfg, pod, part, err,
+					    sizeof(err)), what, err);
+}
+
 /* The steps of behaviour §4, from the type checks to the operations. */
 static void decide(struct decider *p, const json_t *pod)
 {
@@ -264,10 +296,12 @@ static void decide(struct decider *p, const json_t *pod)
 		return;
 	/* The webhook writes env only into a pod it examines and resolves
 	 * without error; the guards need to know which. */
-	writes = p->pod.napp && examined(p) && resolve_all(p, &errors);
+	writes = p->pod.napp && examined(p) &&
+		 resolve_all(p, &p->pod, &errors);
 	guard_start(p, &run, false);
 	guard_annotations(&run, NULL, "", NULL);
 	guard_env(&run, writes ? env_written : NULL, p);
+	guard_mounts(&run);
 	if (!guard_end(p, &run))
 		goto out;
 	if (!p->pod.napp) {
@@ -314,25 +348,91 @@ static void decide_update(struct decider *p, const json_t *pod,
 	pod_release(&prior);
 }
 
-/* An UPDATE of pods/ephemeralcontainers: the env guard, never a patch. */
-static void decide_ephemeral(struct decider *p, const json_t *pod)
+/*
+ * A Binding: the API server copies its annotations onto the pod, so each
+ * guarded key there counts as a change (there is no old value to compare
+ * with), unless the requester is a writer.  Never a patch.
+ */
+static void decide_binding(struct decider *p, const json_t *binding,
+			   const struct policy_requester *who)
 {
+	struct pod none;
 	struct guard_run run;
 
-	if (!read_part(p, pod, POD_PART_EPHEMERAL, "object", &p->pod))
+	memset(&none, 0, sizeof(none));
+	if (!read_part(p, binding, POD_PART_METADATA, "object", &p->pod))
 		return;
 	guard_start(p, &run, true);
-	guard_env(&run, NULL, NULL);
+	guard_annotations(&run, &none, who ? who->username : "",
+			  who ? who->groups : NULL);
 	guard_end(p, &run);
+}
+
+/*
+ * Whether the pod of an ephemeralcontainers UPDATE is a vGPU pod, for the
+ * privileged policy.  An EphemeralContainers object holds no other
+ * container, so it may be one: yes.  A Pod's containers are resolved as on
+ * a CREATE; one that has an error may be one: yes.  Denies with 400 when a
+ * field of the Pod has the wrong type (*known is then false).
+ */
+static bool ephemeral_vgpu(struct decider *p, bool *known)
+{
+	struct buf errors = BUF_INIT;
+	struct pod whole;
+	char err[1024];
+	bool vgpu;
+
+	*known = true;
+	if (p->req->list)
+		return true;
+	*known = read_status(p, pod_read(&whole, p->cfg, p->req->object, err,
+					 sizeof(err)), "object", err);
+	vgpu = !*known || !resolve_all(p, &whole, &errors) || whole.vgpu;
+	buf_release(&errors);
+	pod_release(&whole);
+	return vgpu;
+}
+
+/*
+ * An UPDATE of pods/ephemeralcontainers: the ephemeral containers it adds
+ * get the guards, the privileged policy of a vGPU pod, and overwriteEnv.
+ */
+static void decide_ephemeral(struct decider *p)
+{
+	const json_t *old = p->req->old;
+	struct guard_run run;
+	bool privileged = false, known;
+	char err[1024];
+	size_t i;
+
+	if (json_is_null(old))
+		old = NULL;
+	if (!is_object(p, p->req->object, "object") ||
+	    (old && !is_object(p, old, "oldObject")) ||
+	    !read_status(p, pod_read_added(&p->pod, p->cfg, p->req->object,
+					   old, p->req->list, err, sizeof(err)),
+			 "object", err))
+		return;
+	guard_start(p, &run, false);
+	guard_env(&run, env_written, p);
+	guard_mounts(&run);
+	if (!guard_end(p, &run))
+		return;
+	for (i = 0; i < p->pod.ncontainers; i++)
+		privileged |= p->pod.containers[i].privileged;
+	if (privileged && ephemeral_vgpu(p, &known) &&
+	    (!known || !check_policies(p)))
+		return;
+	if (mutate_pod(p->cfg, &p->pod, &p->d->patch, p->d->warnings))
+		p->oom = true;
 }
 
 bool policy_wants(const struct config *cfg, enum policy_operation op)
 {
 	switch (op) {
 	case POLICY_UPDATE:
+	case POLICY_BINDING:
 		return cfg->guards.annotation_policy != GUARD_OFF;
-	case POLICY_EPHEMERAL:
-		return cfg->guards.env_policy != GUARD_OFF;
 	default:
 		return true;
 	}
@@ -341,12 +441,14 @@ bool policy_wants(const struct config *cfg, enum policy_operation op)
 int policy_decide(const struct config *cfg, const json_t *pod,
 		  struct policy_decision *d)
 {
-	return policy_decide_request(cfg, POLICY_CREATE, pod, NULL, NULL, d);
+	struct policy_request req = { POLICY_CREATE, pod, NULL, NULL, false,
+				      false };
+
+	return policy_decide_request(cfg, &req, d);
 }
 
-int policy_decide_request(const struct config *cfg, enum policy_operation op,
-			  const json_t *pod, const json_t *old,
-			  const struct policy_requester *who,
+int policy_decide_request(const struct config *cfg,
+			  const struct policy_request *req,
 			  struct policy_decision *d)
 {
 	struct decider p;
@@ -355,18 +457,27 @@ int policy_decide_request(const struct config *cfg, enum policy_operation op,
 
 	memset(&p.pod, 0, sizeof(p.pod));
 	p.cfg = cfg;
+	p.req = req;
 	p.d = d;
 	p.oom = false;
 	p.pod_warnings = json_array();
 	if (!p.pod_warnings)
 		return -1;
 
-	if (op == POLICY_UPDATE)
-		decide_update(&p, pod, old, who);
-	else if (op == POLICY_EPHEMERAL)
-		decide_ephemeral(&p, pod);
-	else
-		decide(&p, pod);
+	switch (req->op) {
+	case POLICY_UPDATE:
+		decide_update(&p, req->object, req->old, req->who);
+		break;
+	case POLICY_BINDING:
+		decide_binding(&p, req->object, req->who);
+		break;
+	case POLICY_EPHEMERAL:
+		decide_ephemeral(&p);
+		break;
+	default:
+		decide(&p, req->object);
+		break;
+	}
 
 	if (d->code) {
 		/* A denial carries neither operations nor warnings. */

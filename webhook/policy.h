@@ -36,15 +36,36 @@ struct policy_decision {
 /* What is asked of the policy (behaviour §4.1). */
 enum policy_operation {
 	POLICY_CREATE,    /* a Pod CREATE: every step */
-	POLICY_UPDATE,    /* a Pod UPDATE: the annotation guard alone */
-	POLICY_EPHEMERAL, /* an UPDATE of pods/ephemeralcontainers: the env
-			     guard alone, over spec.ephemeralContainers */
+	POLICY_UPDATE,    /* a Pod UPDATE, or of pods/status: the annotation
+			     guard alone, against oldObject */
+	POLICY_EPHEMERAL, /* an UPDATE of pods/ephemeralcontainers: the
+			     ephemeral containers it adds get the guards, the
+			     privileged policy and overwriteEnv */
+	POLICY_BINDING,   /* a Binding CREATE (pods/binding, bindings): the
+			     annotation guard alone, over the annotations the
+			     API server copies onto the pod */
 };
 
 /* The requester: request.userInfo. */
 struct policy_requester {
 	const char *username; /* "" when absent */
 	const json_t *groups; /* array of strings, or NULL */
+};
+
+/* One request to decide; its pointers are borrowed. */
+struct policy_request {
+	enum policy_operation op;
+	const json_t *object; /* request.object: any JSON value, or NULL */
+	const json_t *old;    /* request.oldObject, likewise */
+	const struct policy_requester *who; /* NULL: nobody */
+	bool list;     /* POLICY_EPHEMERAL: the object is an
+			  EphemeralContainers object (request.kind
+			  EphemeralContainers, Kubernetes 1.16 to 1.21), not a
+			  Pod */
+	bool validate; /* the answer cannot carry a patch (POST /validate):
+			  strip denies, and an env entry the webhook writes
+			  is no violation only when it already has the value
+			  written */
 };
 
 /* An empty decision.  Returns 0, or -1 out of memory (d is then empty). */
@@ -67,19 +88,20 @@ int policy_decide(const struct config *cfg, const json_t *pod,
 		  struct policy_decision *d) COMPILER_WUR;
 
 /*
- * policy_decide() for any operation: pod is request.object (any JSON value
- * or NULL; not an object is a denial with 400), old is request.oldObject
- * (read on POLICY_UPDATE only, likewise), who the requester (NULL: none).
- * An UPDATE is never patched.  Borrowed arguments, as policy_decide().
+ * policy_decide() for any request: req->object not an object is a denial
+ * with 400; req->old is read on POLICY_UPDATE (likewise) and
+ * POLICY_EPHEMERAL (absent or null: no ephemeral container is there yet).
+ * An UPDATE and a Binding are never patched.  Borrowed arguments, as
+ * policy_decide().
  */
-int policy_decide_request(const struct config *cfg, enum policy_operation op,
-			  const json_t *pod, const json_t *old,
-			  const struct policy_requester *who,
+int policy_decide_request(const struct config *cfg,
+			  const struct policy_request *req,
 			  struct policy_decision *d) COMPILER_WUR;
 
 /*
- * Whether the request needs the policy at all: an UPDATE with the guard
- * it would run off is allowed unchanged without reading anything.
+ * Whether the request needs the policy at all: an UPDATE or a Binding with
+ * the guard it would run off is allowed unchanged without reading
+ * anything.
  */
 bool policy_wants(const struct config *cfg, enum policy_operation op);
 

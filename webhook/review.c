@@ -40,6 +40,7 @@ void review_answer_init(struct review_answer *ans)
 	ans->content_type = CONTENT_TEXT;
 	ans->outcome = REVIEW_ERROR;
 	ans->profile = "";
+	ans->dry_run = "";
 }
 
 void review_answer_release(struct review_answer *ans)
@@ -47,6 +48,8 @@ void review_answer_release(struct review_answer *ans)
 	free(ans->body);
 	ans->body = NULL;
 	ans->body_len = 0;
+	free(ans->message);
+	ans->message = NULL;
 }
 
 /*
@@ -65,14 +68,26 @@ static const struct pick_rule review_rule = {
 			PICK_FIELD("subResource", &pick_all),
 			PICK_FIELD("operation", &pick_all),
 			PICK_FIELD("namespace", &pick_all),
-			/* Read only on an UPDATE: kept as text. */
+			PICK_FIELD("dryRun", &pick_all),
+			/* Read only on an UPDATE, a Binding, and for the audit
+			 * trail: kept as text. */
 			PICK_FIELD("userInfo", &pick_text),
 			PICK_FIELD("object", &pod_rule),
-			/* of oldObject, the metadata an UPDATE compares */
+			/* of oldObject, the metadata an UPDATE compares, and
+			 * the names of the ephemeral containers (of a Pod, or
+			 * of an EphemeralContainers object) */
 			PICK_FIELD("oldObject", PICK_OBJ(
 				PICK_FIELD("metadata", PICK_OBJ(
 					PICK_FIELD("labels", &pick_all),
-					PICK_FIELD("annotations", &pick_all)))))))),
+					PICK_FIELD("annotations", &pick_all))),
+				PICK_FIELD("spec", PICK_OBJ(
+					PICK_FIELD("ephemeralContainers",
+						   PICK_ARR(PICK_OBJ(
+						PICK_FIELD("name",
+							   &pick_all)))))),
+				PICK_FIELD("ephemeralContainers", PICK_ARR(
+					PICK_OBJ(PICK_FIELD("name",
+							    &pick_all))))))))),
 	NULL, NULL
 };
 
@@ -116,32 +131,51 @@ static bool is_string(const json_t *v, const char *lit)
 }
 
 /*
- * What the policy is asked (behaviour §4.1): a Pod CREATE or
- * UPDATE without subresource, or an UPDATE of pods/ephemeralcontainers.
+ * What the policy is asked (behaviour §4.1), by request.kind (group "")
+ * and the subresource, into req->op and req->list:
+ *   Pod CREATE                                  POLICY_CREATE
+ *   Pod UPDATE, and UPDATE of pods/status       POLICY_UPDATE
+ *   Pod or EphemeralContainers (list) UPDATE of
+ *   pods/ephemeralcontainers                    POLICY_EPHEMERAL
+ *   Binding CREATE of pods/binding or bindings  POLICY_BINDING
  * Returns false for anything else, which is allowed unchanged.
  */
-static bool pod_operation(const json_t *request, enum policy_operation *op)
+static bool pod_operation(const json_t *request, struct policy_request *req)
 {
 	const json_t *kind = json_object_get(request, "kind");
 	const json_t *group = json_object_get(kind, "group");
+	const json_t *name = json_object_get(kind, "kind");
 	const json_t *sub = json_object_get(request, "subResource");
 	const json_t *operation = json_object_get(request, "operation");
 	bool plain = !sub || json_is_null(sub) ||
 		     is_string(sub, "");
+	bool create = is_string(operation, "CREATE");
+	bool update = is_string(operation, "UPDATE");
+	bool ephemeral = update && is_string(sub, "ephemeralcontainers");
 
-	if (!json_is_object(kind) || !is_string(json_object_get(kind, "kind"),
-						 "Pod"))
+	req->list = false;
+	if (!json_is_object(kind))
 		return false;
 	if (group && !json_is_null(group) &&
 	    (!json_is_string(group) || json_string_length(group)))
 		return false;
-	if (plain && is_string(operation, "CREATE"))
-		*op = POLICY_CREATE;
-	else if (plain && is_string(operation, "UPDATE"))
-		*op = POLICY_UPDATE;
-	else if (is_string(sub, "ephemeralcontainers") &&
-		 is_string(operation, "UPDATE"))
-		*op = POLICY_EPHEMERAL;
+	if (is_string(name, "Binding")) {
+		req->op = POLICY_BINDING;
+		return create && (plain || is_string(sub, "binding"));
+	}
+	if (is_string(name, "EphemeralContainers")) {
+		req->op = POLICY_EPHEMERAL;
+		req->list = true;
+		return ephemeral;
+	}
+	if (!is_string(name, "Pod"))
+		return false;
+	if (plain && create)
+		req->op = POLICY_CREATE;
+	else if (update && (plain || is_string(sub, "status")))
+		req->op = POLICY_UPDATE;
+	else if (ephemeral)
+		req->op = POLICY_EPHEMERAL;
 	else
 		return false;
 	return true;
@@ -193,37 +227,49 @@ static int handle_json(const struct config *cfg, const json_t *root,
 		       bool user_text, const struct review_options *opt,
 		       struct review_answer *ans);
 
-/* The string v, or "" when it is not a string. */
-static const char *string_or_empty(const json_t *v, size_t *len)
+const struct config *review_select(const struct config *cfg, const json_t *ns,
+				   const json_t *ns_alt, const char *fallback,
+				   const json_t *labels)
 {
-	*len = json_is_string(v) ? json_string_length(v) : 0;
-	return json_is_string(v) ? json_string_value(v) : "";
+	const char *s = fallback ? fallback : "";
+	size_t len = strlen(s);
+
+	if (!cfg->nprofiles)
+		return cfg;
+	if (!json_is_string(ns) || !json_string_length(ns))
+		ns = ns_alt;
+	if (json_is_string(ns) && json_string_length(ns)) {
+		s = json_string_value(ns);
+		len = json_string_length(ns);
+	}
+	return config_select(cfg, s, len,
+			     json_is_object(labels) ? labels : NULL);
+}
+
+/* metadata.KEY of obj, or NULL. */
+static const json_t *meta_get(const json_t *obj, const char *key)
+{
+	return json_object_get(json_object_get(obj, "metadata"), key);
 }
 
 /*
  * The config for a pod request (behaviour §2.2): the namespace of the
- * request, or of the object; the labels of the object, or of oldObject on
- * an UPDATE.
+ * request, or of the object; the labels of the object on a CREATE, of
+ * oldObject on an UPDATE (an EphemeralContainers object has none), none
+ * on a Binding (its labels are not the pod's).
  */
 static const struct config *select_profile(const struct config *cfg,
 					   const json_t *request,
 					   const json_t *object,
 					   enum policy_operation op)
 {
-	const json_t *ns = json_object_get(request, "namespace");
 	const json_t *src = op == POLICY_CREATE ? object :
+			    op == POLICY_BINDING ? NULL :
 			    json_object_get(request, "oldObject");
-	const json_t *labels = json_object_get(
-		json_object_get(src, "metadata"), "labels");
-	const char *s;
-	size_t len;
 
-	if (!json_is_string(ns) || !json_string_length(ns))
-		ns = json_object_get(json_object_get(object, "metadata"),
-				     "namespace");
-	s = string_or_empty(ns, &len);
-	return config_select(cfg, s, len,
-			     json_is_object(labels) ? labels : NULL);
+	return review_select(cfg, json_object_get(request, "namespace"),
+			     meta_get(object, "namespace"), NULL,
+			     meta_get(src, "labels"));
 }
 
 int review_handlen(const struct config *cfg, const char *body, size_t len,
@@ -304,6 +350,45 @@ static int requester(const json_t *user, bool user_text,
 	return 0;
 }
 
+/*
+ * The audit fields of ans (review.h) for decision d of request, whose
+ * requester is who.  Returns -1 only when memory ran out.
+ */
+static int audit(struct review_answer *ans, const json_t *request,
+		 const struct policy_requester *who,
+		 const struct policy_decision *d)
+{
+	const json_t *dry = json_object_get(request, "dryRun");
+	char line[REVIEW_MESSAGE_CHARS * 4 + 4];
+	size_t n;
+
+	ans->audit = true;
+	text_mask_cutn(ans->user, sizeof(ans->user), who->username,
+		       strlen(who->username), 63);
+	copy_field(ans->kind, json_object_get(json_object_get(request, "kind"),
+					      "kind"));
+	copy_field(ans->subresource, json_object_get(request, "subResource"));
+	ans->dry_run = json_is_true(dry) ? "true" :
+		       json_is_false(dry) ? "false" : "";
+	if (!d->code)
+		return 0;
+	ans->code = d->code;
+	n = text_mask_cutn(line, sizeof(line), d->message, strlen(d->message),
+			   REVIEW_MESSAGE_CHARS);
+	free(ans->message);
+	ans->message = malloc(n + 1);
+	if (!ans->message)
+		return -1;
+	memcpy(ans->message, line, n + 1);
+	return 0;
+}
+
+/* Whether d counted a guard hit. */
+static bool any_hit(const struct policy_decision *d)
+{
+	return d->hits.nlisted > 0;
+}
+
 static int handle_json(const struct config *cfg, const json_t *root,
 		       bool user_text, const struct review_options *opt,
 		       struct review_answer *ans)
@@ -311,8 +396,8 @@ static int handle_json(const struct config *cfg, const json_t *root,
 	static const struct review_options defaults;
 	struct policy_decision d;
 	struct policy_requester who;
-	enum policy_operation op;
-	bool decided = false;
+	struct policy_request req;
+	bool decided = false, examined;
 	json_t *request, *object, *meta, *user = NULL;
 	struct buf out = BUF_INIT;
 	const char *api, *bad = NULL;
@@ -357,26 +442,39 @@ static int handle_json(const struct config *cfg, const json_t *root,
 		opt = &defaults;
 	who.username = "";
 	who.groups = NULL;
-	if (cfg->nprofiles && pod_operation(request, &op))
-		cfg = select_profile(cfg, request, object, op);
+	examined = pod_operation(request, &req);
+	if (examined && cfg->nprofiles)
+		cfg = select_profile(cfg, request, object, req.op);
 	if (cfg->profile)
 		ans->profile = cfg->profile;
-	if (pod_operation(request, &op) && policy_wants(cfg, op)) {
-		/* Only the annotation guard of an UPDATE asks who it is. */
-		if (op == POLICY_UPDATE &&
+	if (examined && policy_wants(cfg, req.op)) {
+		/* Only the annotation guard of an UPDATE or a Binding asks
+		 * who it is. */
+		if ((req.op == POLICY_UPDATE || req.op == POLICY_BINDING) &&
 		    requester(json_object_get(request, "userInfo"), user_text,
 			      opt, &who, &user))
 			goto oom;
 		if (policy_decision_init(&d))
 			goto oom;
 		decided = true;
-		if (policy_decide_request(cfg, op, object,
-					  json_object_get(request, "oldObject"),
-					  &who, &d))
+		req.object = object;
+		req.old = json_object_get(request, "oldObject");
+		req.who = &who;
+		req.validate = opt->validate;
+		if (policy_decide_request(cfg, &req, &d))
 			goto oom;
 		ans->hits = d.hits;
-		/* An UPDATE is never patched; /validate never patches. */
-		if (op != POLICY_CREATE || opt->validate)
+		/* The requester of a CREATE is read for the audit only. */
+		if ((d.code || any_hit(&d)) &&
+		    ((req.op != POLICY_UPDATE && req.op != POLICY_BINDING &&
+		      requester(json_object_get(request, "userInfo"),
+				user_text, opt, &who, &user)) ||
+		     audit(ans, request, &who, &d)))
+			goto oom;
+		/* Only a CREATE and an ephemeral container are patched, and
+		 * never on /validate. */
+		if ((req.op != POLICY_CREATE && req.op != POLICY_EPHEMERAL) ||
+		    opt->validate)
 			json_array_clear(d.patch.ops);
 	}
 	write_answer(&out, api, uid, decided ? &d : NULL, &ans->ops);
@@ -467,20 +565,6 @@ int review_pod_apply(const struct config *cfg, json_t *pod,
 	char err[256];
 	int rc = -1;
 
-	if (cfg->nprofiles) {
-		const json_t *meta = json_object_get(pod, "metadata");
-		const json_t *labels = json_object_get(meta, "labels");
-		size_t len;
-		const char *ns = string_or_empty(
-			json_object_get(meta, "namespace"), &len);
-
-		if (!len) {
-			ns = "default";
-			len = 7;
-		}
-		cfg = config_select(cfg, ns, len,
-				    json_is_object(labels) ? labels : NULL);
-	}
 	if (policy_decision_init(&d))
 		return pod_fails(ans, REVIEW_POD_FAILED, "out of memory");
 	if (policy_decide(cfg, pod, &d)) {
@@ -537,6 +621,8 @@ int review_pod(const struct config *cfg, const char *body, size_t len,
 		json_decref(pod);
 		return rc;
 	}
+	cfg = review_select(cfg, meta_get(pod, "namespace"), NULL, "default",
+			    meta_get(pod, "labels"));
 	if (review_pod_apply(cfg, pod, ans))
 		goto out;
 	/* Reals are printed with the fewest digits that keep their value, so

@@ -32,10 +32,15 @@ const char *review_outcome_name(enum review_outcome outcome);
 #define REVIEW_FIELD_MAX 96
 
 /*
- * The answer to one body.  The strings uid, namespace_, name and operation
- * are copies from the request for logging, cut short with "..." and with
- * control characters removed; "" when absent.  name is metadata.name, or
- * metadata.generateName when there is no name.
+ * The answer to one body.  The strings uid, namespace_, name, operation,
+ * kind, subresource and user are copies from the request for logging, cut
+ * short with "..." and with control characters removed; "" when absent.
+ * name is metadata.name, or metadata.generateName when there is no name;
+ * kind is request.kind.kind, user request.userInfo.username.
+ *
+ * The audit trail (behaviour §6, logs): audit is set for a denial and for
+ * an answer with a guard hit; then user, kind, subresource and dry_run
+ * are filled, and for a denial code and message too.
  */
 struct review_answer {
 	int http_status;          /* 200, 400 (not a review) or 500 */
@@ -51,7 +56,18 @@ struct review_answer {
 	const char *profile;    /* the profile applied, "" for none; borrowed
 				   from the config, which outlives the answer */
 	struct guard_hits hits; /* the guards' hits in this review */
+	bool audit;             /* the fields below are filled */
+	char user[REVIEW_FIELD_MAX];
+	char kind[REVIEW_FIELD_MAX];
+	char subresource[REVIEW_FIELD_MAX];
+	const char *dry_run;    /* static: "true", "false", or "" */
+	int code;               /* a denial's code, else 0 */
+	char *message;          /* owned: a denial's message, masked and cut
+				   to REVIEW_MESSAGE_CHARS; else NULL */
 };
+
+/* A denial's message in the log is cut to this many characters. */
+#define REVIEW_MESSAGE_CHARS 400
 
 /* How a review is answered; a zeroed struct is the default. */
 struct review_options {
@@ -121,17 +137,37 @@ void review_pod_answer_init(struct review_pod_answer *ans);
 void review_pod_answer_release(struct review_pod_answer *ans);
 
 /*
- * Decides the bare Pod object in body[0..len) with cfg, as review_handlen()
- * decides the object of a Pod CREATE, and applies the operations to it:
- * the `default` command.  Fills *ans, which must have been initialised.
+ * Decides the bare Pod object in body[0..len) with cfg (its profile chosen
+ * by review_select() from the pod's metadata.namespace, else "default"), as
+ * review_handlen() decides the object of a Pod CREATE, and applies the
+ * operations to it.  Fills *ans, which must have been initialised.
  * Returns 0 for REVIEW_POD_DEFAULTED and -1 otherwise.
  */
 int review_pod(const struct config *cfg, const char *body, size_t len,
 	       struct review_pod_answer *ans);
 
 /*
+ * The one profile selector (behaviour §2.2) of `serve`, `review` and
+ * `default`: the config of the first profile of cfg that selects a pod of
+ * the namespace ns, else ns_alt (each a JSON value: the first that is a
+ * non-empty string counts), else fallback (NULL: ""), and of the labels
+ * labels (an object; anything else is no labels); cfg itself when no
+ * profile selects it.  Borrowed arguments; the result lives as long as
+ * cfg.
+ *
+ *   serve, review: request.namespace, the object's metadata.namespace,
+ *                  NULL; labels of the object (CREATE) or of oldObject
+ *   default:       the manifest's metadata.namespace, NULL, --namespace
+ *                  or "default"; labels of the pod template
+ */
+const struct config *review_select(const struct config *cfg, const json_t *ns,
+				   const json_t *ns_alt, const char *fallback,
+				   const json_t *labels);
+
+/*
  * The core of review_pod() for a Pod already decoded: decides pod (the
- * object of a Pod CREATE, borrowed) with cfg and applies the operations to
+ * object of a Pod CREATE, borrowed) with cfg, the config review_select()
+ * chose for it (nothing is selected here), and applies the operations to
  * it in place.  Sets ans->status, ->ops and ->warnings (REVIEW_POD_DEFAULTED)
  * or ->message; ans->pod stays NULL.  Returns 0 for REVIEW_POD_DEFAULTED and
  * -1 otherwise (pod is then unchanged, unless the patch failed to apply).

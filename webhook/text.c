@@ -1,9 +1,10 @@
 /*
- * text.c - decimal numbers, and messages into a caller's buffer (UTF-8
- * and masking: text.h).
+ * text.c - decimal numbers, paths, and messages into a caller's buffer
+ * (UTF-8 and masking: text.h).
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "text.h"
 
@@ -26,6 +27,39 @@ int text_u64_parsen(const char *s, size_t len, uint64_t max, uint64_t *out)
 	}
 	*out = v;
 	return 0;
+}
+
+size_t text_clean_path(char *out, const char *s, size_t len)
+{
+	size_t n = 1, i = 0;
+
+	out[0] = '/';
+	while (i < len) {
+		size_t start, seg;
+
+		while (i < len && s[i] == '/')
+			i++;
+		start = i;
+		while (i < len && s[i] != '/')
+			i++;
+		seg = i - start;
+		if (!seg || (seg == 1 && s[start] == '.'))
+			continue;
+		if (seg == 2 && s[start] == '.' && s[start + 1] == '.') {
+			/* Back over the last segment and its "/". */
+			while (n > 1 && out[n - 1] != '/')
+				n--;
+			if (n > 1)
+				n--;
+			continue;
+		}
+		if (n > 1)
+			out[n++] = '/';
+		memcpy(out + n, s + start, seg);
+		n += seg;
+	}
+	out[n] = '\0';
+	return n;
 }
 
 int text_errorf(char *err, size_t errlen, const char *fmt, ...)

@@ -54,6 +54,16 @@ int text_u64_parsen(const char *s, size_t len, uint64_t max, uint64_t *out)
 	COMPILER_WUR;
 
 /*
+ * Writes into out the lexical normal form of the path s[0..len), as Go's
+ * path.Clean() gives it for "/" followed by s: repeated "/" and "."
+ * segments dropped, ".." removing the segment before it (none above the
+ * root), no "/" at the end but for the root itself.  A relative path is
+ * taken from the root, as the kubelet takes a relative mountPath.  out
+ * holds at least len + 2 bytes; returns the length written before its NUL.
+ */
+size_t text_clean_path(char *out, const char *s, size_t len);
+
+/*
  * Writes the message fmt into err[0..errlen), cut to fit, for a module
  * that reports its errors in a caller's buffer.  Returns -1, so that the
  * caller may return what it returns.

@@ -874,10 +874,11 @@ def test_validate_and_guard_hits(env):
     guard hits are counted once per key or env entry, per action."""
     env_denied = corpus.load_cases(["126-"])[0]
     ann_denied = corpus.load_cases(["121-"])[0]
+    mount_denied = corpus.load_cases(["152-"])[0]
     with Server(env.certs) as srv:
         m0 = srv.metrics()
         assert "# TYPE vgpu_webhook_guard_hits_total" in m0["#"]
-        for guard in ("annotations", "env"):
+        for guard in ("annotations", "env", "volumeMounts"):
             for action in ("denied", "stripped", "warned"):
                 key = ('vgpu_webhook_guard_hits_total{guard="%s",action="%s"}'
                        % (guard, action))
@@ -893,14 +894,41 @@ def test_validate_and_guard_hits(env):
             assert corpus.check_answer(env_denied, body) == [], path
         status, _, body = srv.post(ann_denied.review_bytes, path="/validate")
         assert corpus.check_answer(ann_denied, body) == []
+        status, _, body = srv.post(mount_denied.review_bytes)
+        assert corpus.check_answer(mount_denied, body) == []
         m1 = srv.metrics()
         assert m1['vgpu_webhook_guard_hits_total{guard="env",action="denied"}'] == 6
         assert m1['vgpu_webhook_guard_hits_total{guard="annotations",'
                   'action="denied"}'] == 2
-        assert counters(m1) == {"patched": 0, "allowed": 1, "denied": 3,
+        assert m1['vgpu_webhook_guard_hits_total{guard="volumeMounts",'
+                  'action="denied"}'] == 2
+        assert counters(m1) == {"patched": 0, "allowed": 1, "denied": 4,
                                 "error": 0}, counters(m1)
         assert srv.request("GET", "/validate")[0] == 405
         assert srv.plain_get("/validate", "POST")[0] == 404
+        assert srv.stop() == 0
+
+
+def test_validate_ephemeral_strip(env):
+    """An ephemeral container with guarded env under strip: /mutate removes
+    the entries with a patch, /validate (which cannot patch) denies."""
+    case = corpus.load_cases(["169-"])[0]
+    with Server(env.certs, config=case.config_path) as srv:
+        status, _, body = srv.post(case.review_bytes, path="/mutate")
+        assert status == 200
+        assert corpus.check_answer(case, body) == []
+        status, _, body = srv.post(case.review_bytes, path="/validate")
+        assert status == 200
+        resp = json.loads(body)["response"]
+        assert resp["allowed"] is False and "patch" not in resp, resp
+        assert resp["status"]["code"] == 403, resp
+        assert 'env CUDA_DISABLE_CONTROL="true" cannot be set' in \
+            resp["status"]["message"], resp
+        m = srv.metrics()
+        assert m['vgpu_webhook_guard_hits_total{guard="env",'
+                  'action="stripped"}'] == 2
+        assert m['vgpu_webhook_guard_hits_total{guard="env",'
+                  'action="denied"}'] == 2
         assert srv.stop() == 0
 
 
@@ -952,6 +980,77 @@ def test_decision_log_json(env):
         assert isinstance(d["ops"], int) and isinstance(d["latency_us"], int)
     assert [d["outcome"] for d in decisions] == ["patched", "patched", "denied"]
     assert decisions[0]["ops"] > 0 and decisions[2]["ops"] == 0
+
+
+def audit_review(user, envs, dry=True):
+    """A denied CREATE by user whose container carries envs (each a guarded
+    name, value "all"), with dryRun."""
+    review = good_review()
+    req = review["request"]
+    req["userInfo"] = {"username": user, "groups": ["system:authenticated"]}
+    req["dryRun"] = dry
+    req["object"]["spec"]["containers"][0]["env"] = [
+        {"name": n, "value": "all"} for n in envs]
+    return review
+
+
+def test_audit_trail(env):
+    """A denial's decision line names the code, the message, the requester,
+    the kind, dryRun and each guard hit with its key, masked and bounded; an
+    answer with a guard hit names them too; a plain answer carries none of
+    it.  The serving line and /metrics name the build."""
+    names = ["CUDA_DEVICE_SM_LIMIT_%d" % i for i in range(20)]
+    warned = corpus.load_cases(["154-"])[0]
+    binding = corpus.load_cases(["159-"])[0]
+    with Server(env.certs, log_format="json") as srv:
+        m = srv.metrics()
+        build = [k for k in m if k.startswith("vgpu_webhook_build_info{")]
+        assert len(build) == 1 and m[build[0]] == 1, build
+        version = srv.wait_log(r'"msg":"serving"', 5)
+        assert version, srv.log_lines()
+        serving = json.loads(version)
+        assert serving["version"] and serving["revision"], serving
+        assert build[0] == ('vgpu_webhook_build_info{version="%s",revision="%s"}'
+                            % (serving["version"], serving["revision"]))
+        reviews = [audit_review("mallory\u2028\x07@example.com", names),
+                   good_review(), json.loads(binding.review_bytes)]
+        for r in reviews:
+            assert srv.post(r)[0] == 200
+        assert srv.stop() == 0
+        lines = [json.loads(l) for l in srv.log_lines()]
+    decisions = [d for d in lines if d["msg"] == "decision"]
+    assert len(decisions) == 3, decisions
+    denied, plain, bound = decisions
+    assert denied["outcome"] == "denied" and denied["code"] == 403, denied
+    assert denied["user"] == "mallory\u2028@example.com", denied
+    assert denied["kind"] == "Pod" and denied["subresource"] == ""
+    assert denied["dry_run"] == "true"
+    assert denied["namespace"] == reviews[0]["request"]["namespace"]
+    assert denied["message"].startswith(
+        'container "cuda": env CUDA_DEVICE_SM_LIMIT_0="all" cannot be set; ')
+    assert len(denied["message"]) <= 400 and denied["message"].endswith("...")
+    hits = denied["guard_hits"].split("; ")
+    assert hits == ["denied env CUDA_DEVICE_SM_LIMIT_%d" % i
+                    for i in range(8)] + ["... and 12 more"], hits
+    for key in ("code", "message", "user", "kind", "dry_run", "guard_hits"):
+        assert key not in plain, plain
+    assert bound["kind"] == "Binding" and bound["subresource"] == "binding"
+    assert bound["user"] == "alice@example.com" and bound["dry_run"] == "false"
+    assert bound["guard_hits"] == (
+        "denied annotations hami.io/vgpu-devices-allocated; "
+        "denied annotations hami.io/vgpu-node"), bound
+    assert bound["name"] == "train-7d9f8b6c54-x2x4z"
+
+    # A warned hit is in the trail of an allowed answer, without a code.
+    with Server(env.certs, config=warned.config_path) as srv:
+        assert srv.post(warned.review_bytes)[0] == 200
+        line = srv.wait_log(r" info decision .*guard_hits=", 5)
+        assert srv.stop() == 0
+    assert line and "outcome=patched" in line, line
+    assert "guard_hits=\"warned volumeMounts /var/run/nvidia-container-devices/GPU-1\"" \
+        in line, line
+    assert "user=system:serviceaccount:kube-system:replicaset-controller" in line
+    assert " code=" not in line and " message=" not in line, line
 
 
 def test_decision_log_text(env):

@@ -220,6 +220,18 @@ static const struct bad_case bad_cases[] = {
 	  "writers[0]: \"group:system:serviceaccounts\" holds every tenant" },
 	{ "{\"guards\":{\"schedulerAnnotations\":{\"writers\":[\"group:\"]}}}",
 	  "writers[0]: \"group:\" names no group" },
+	{ "{\"guards\":{\"volumeMounts\":{\"policy\":\"strip\"}}}",
+	  "guards.volumeMounts.policy: \"strip\" is not one of \"deny\", \"warn\", \"off\"" },
+	{ "{\"guards\":{\"volumeMounts\":{\"paths\":[\"/a\",\"\"]}}}",
+	  "guards.volumeMounts.paths[1]: expected a non-empty string" },
+	{ "{\"guards\":{\"volumeMounts\":{\"paths\":[\"./a\"]}}}",
+	  "guards.volumeMounts.paths[0]: \"./a\" is not an absolute path" },
+	{ "{\"guards\":{\"volumeMounts\":{\"paths\":\"/a\"}}}",
+	  "guards.volumeMounts.paths: expected an array, got a string" },
+	{ "{\"guards\":{\"volumeMounts\":[]}}",
+	  "guards.volumeMounts: expected an object, got an array" },
+	{ "{\"guards\":{\"volumeMounts\":{\"path\":[]}}}",
+	  "unknown key \"guards.volumeMounts.path\"" },
 };
 
 static void test_config__refusals(void **state)
@@ -252,14 +264,54 @@ static void test_config__guards(void **state)
 	assert_int_equal(g->annotation_policy, GUARD_DENY);
 	assert_int_equal(g->env_policy, GUARD_DENY);
 	assert_int_equal(g->keys.n, 6);
-	assert_int_equal(g->names.n, 11);
+	assert_int_equal(g->names.n, 13);
 	assert_true(pattern_set_findn(&g->keys, "hami.io/vgpu-devices-allocated",
 				      30) >= 0);
+	/* HAMi-core's controls are guarded; its log level and CUDA's own
+	 * device selection are not */
+	assert_true(pattern_set_findn(&g->names, "CUDA_REDIRECT", 13) >= 0);
+	assert_true(pattern_set_findn(&g->names, "RECORD_KERNEL_INTERVAL",
+				      22) >= 0);
+	assert_true(pattern_set_findn(&g->names, "CUDA_DEVICE_SM_LIMIT_7",
+				      22) >= 0);
+	assert_true(pattern_set_findn(&g->names, "LIBCUDA_LOG_LEVEL", 17) < 0);
+	assert_true(pattern_set_findn(&g->names, "CUDA_VISIBLE_DEVICES",
+				      20) < 0);
 	assert_true(guardcfg_allowed(g, "NVIDIA_VISIBLE_DEVICES", 22, "void", 4));
 	assert_false(guardcfg_allowed(g, "NVIDIA_VISIBLE_DEVICES", 22, "all", 3));
 	assert_true(guardcfg_is_writer(g,
 		"system:serviceaccount:kube-system:hami-scheduler", NULL));
 	assert_false(guardcfg_is_writer(g, "alice", groups));
+	assert_int_equal(g->mount_policy, GUARD_DENY);
+	assert_int_equal(json_array_size(g->mount_paths), 1);
+	assert_string_equal(guardcfg_mount_path(g,
+		"/var/run/nvidia-container-devices/all", 37),
+		"/var/run/nvidia-container-devices");
+	assert_null(guardcfg_mount_path(g, "/var/run/nvidia-container", 25));
+	config_release(&cfg);
+
+	/* mount paths are kept in their normal form; a level gives only what
+	 * it names */
+	assert_int_equal(load(&cfg,
+		"{\"guards\":{\"volumeMounts\":{\"paths\":[\"/a//b/./c/..\","
+		"\"/\"],\"policy\":null}}}", err, sizeof(err)), 0);
+	assert_int_equal(g->mount_policy, GUARD_DENY);
+	assert_string_equal(json_string_value(json_array_get(g->mount_paths,
+							     0)), "/a/b");
+	assert_string_equal(json_string_value(json_array_get(g->mount_paths,
+							     1)), "/");
+	assert_int_equal(g->given, GUARD_GIVEN_MOUNT_PATHS);
+	config_release(&cfg);
+	assert_int_equal(load(&cfg,
+		"{\"guards\":{\"volumeMounts\":{\"policy\":\"warn\"}},"
+		"\"profiles\":[{\"name\":\"p\",\"namespaces\":[\"x\"],"
+		"\"guards\":{\"volumeMounts\":{\"policy\":\"off\","
+		"\"paths\":[\"/x/\"]}}}]}", err, sizeof(err)), 0);
+	assert_int_equal(g->mount_policy, GUARD_WARN);
+	assert_int_equal(json_array_size(g->mount_paths), 1);
+	assert_int_equal(cfg.profiles[0].cfg.guards.mount_policy, GUARD_OFF);
+	assert_string_equal(json_string_value(json_array_get(
+		cfg.profiles[0].cfg.guards.mount_paths, 0)), "/x");
 	config_release(&cfg);
 
 	assert_int_equal(load(&cfg,
@@ -267,7 +319,7 @@ static void test_config__guards(void **state)
 		"\"schedulerAnnotations\":{\"writers\":[\"bob\",\"group:ops\"],"
 		"\"policy\":null}}}", err, sizeof(err)), 0);
 	assert_int_equal(g->env_policy, GUARD_WARN);
-	assert_int_equal(g->names.n, 11); /* kept */
+	assert_int_equal(g->names.n, 13); /* kept */
 	assert_int_equal(g->annotation_policy, GUARD_DENY);
 	assert_true(guardcfg_is_writer(g, "bob", NULL));
 	assert_true(guardcfg_is_writer(g, "alice", groups));

@@ -24,10 +24,10 @@ static void update(const char *old, const char *new, const char *user,
 	json_t *o = test_json(old), *n = test_json(new);
 	json_t *g = groups ? test_json(groups) : NULL;
 	struct policy_requester who = { user, g };
+	struct policy_request req = { POLICY_UPDATE, n, o, &who, false, false };
 
 	assert_int_equal(policy_decision_init(d), 0);
-	assert_int_equal(policy_decide_request(&cfg, POLICY_UPDATE, n, o, &who,
-					       d), 0);
+	assert_int_equal(policy_decide_request(&cfg, &req, d), 0);
 	assert_int_equal(patch_count(&d->patch), 0); /* never a patch */
 	json_decref(o);
 	json_decref(n);
@@ -207,6 +207,166 @@ static void test_guard__strip_and_warn_counts(void **state)
 	cfg = saved;
 }
 
+/* Decides a Binding of the annotations ann (JSON object text). */
+static void bind(const char *ann, const char *user, const char *groups,
+		 struct policy_decision *d)
+{
+	char text[512];
+	json_t *b, *g = groups ? test_json(groups) : NULL;
+	struct policy_requester who = { user, g };
+	struct policy_request req = { POLICY_BINDING, NULL, NULL, &who, false,
+				      false };
+
+	snprintf(text, sizeof(text),
+		 "{\"kind\":\"Binding\",\"metadata\":{\"name\":\"p\","
+		 "\"annotations\":%s},\"target\":{\"kind\":\"Node\","
+		 "\"name\":\"n\"}}", ann);
+	b = test_json(text);
+	req.object = b;
+	assert_int_equal(policy_decision_init(d), 0);
+	assert_int_equal(policy_decide_request(&cfg, &req, d), 0);
+	assert_int_equal(patch_count(&d->patch), 0); /* never a patch */
+	json_decref(b);
+	json_decref(g);
+}
+
+/* A Binding: every guarded key present counts, unless a writer sends it. */
+static void test_guard__binding(void **state)
+{
+	struct config saved = cfg;
+	struct policy_decision d;
+
+	(void)state;
+	bind("{\"hami.io/vgpu-node\":\"n\",\"team\":\"a\"}", "alice", NULL, &d);
+	assert_int_equal(d.code, 403);
+	assert_string_equal(d.message,
+		"annotation \"hami.io/vgpu-node\" is written by the scheduler and cannot be changed by \"alice\"");
+	assert_int_equal(d.hits.count[GUARD_ANNOTATIONS][GUARD_DENIED], 1);
+	policy_decision_release(&d);
+	bind("{\"hami.io/vgpu-node\":\"n\"}", SCHED, NULL, &d);
+	assert_int_equal(d.code, 0);
+	policy_decision_release(&d);
+	/* null is absent */
+	bind("{\"hami.io/vgpu-node\":null}", "alice", NULL, &d);
+	assert_int_equal(d.code, 0);
+	policy_decision_release(&d);
+	bind("{\"hami.io/vgpu-node\":1}", "alice", NULL, &d);
+	assert_int_equal(d.code, 400);
+	assert_string_equal(d.message,
+		"metadata.annotations[\"hami.io/vgpu-node\"]: expected a string, got a number");
+	policy_decision_release(&d);
+	/* strip cannot patch a Binding: it denies */
+	cfg.guards.annotation_policy = GUARD_STRIP;
+	bind("{\"hami.io/vgpu-node\":\"n\"}", "alice", "[\"ops\"]", &d);
+	assert_int_equal(d.code, 403);
+	policy_decision_release(&d);
+	cfg.guards.annotation_policy = GUARD_OFF;
+	assert_false(policy_wants(&cfg, POLICY_BINDING));
+	cfg = saved;
+	assert_true(policy_wants(&cfg, POLICY_BINDING));
+}
+
+/*
+ * The mount guard: after env in the one message, in container order;
+ * counted under its own label; a long path (past the stack buffer) is
+ * normalised too; warn and off.
+ */
+static void test_guard__mounts(void **state)
+{
+	struct config saved = cfg;
+	struct policy_decision d;
+	char *long_path, *text, *want;
+	size_t n = 2000, i;
+	json_t *pod;
+
+	(void)state;
+	assert_string_equal(guard_kind_name(GUARD_MOUNTS), "volumeMounts");
+	long_path = malloc(n + 1);
+	assert_non_null(long_path);
+	/* "/./././..." then the device directory */
+	for (i = 0; i < n - 40; i += 2)
+		memcpy(long_path + i, "/.", 2);
+	snprintf(long_path + i, n + 1 - i,
+		 "/var/run/nvidia-container-devices/0");
+	text = malloc(n + 400);
+	want = malloc(n + 400);
+	assert_non_null(text);
+	assert_non_null(want);
+	snprintf(text, n + 400,
+		 "{\"spec\":{\"initContainers\":[{\"name\":\"i\","
+		 "\"volumeMounts\":[{\"mountPath\":\"/var/run/secrets\"},"
+		 "{\"mountPath\":\"%s\"}]}],\"containers\":[{\"name\":\"c\","
+		 "\"env\":[{\"name\":\"CUDA_REDIRECT\",\"value\":\"x\"}],"
+		 "\"volumeMounts\":[{\"mountPath\":\"/var/run/nvidia-container-devices\"}]}]}}",
+		 long_path);
+	pod = create(text, &d);
+	assert_int_equal(d.code, 403);
+	snprintf(want, n + 400,
+		 "container \"c\": env CUDA_REDIRECT=\"x\" cannot be set; "
+		 "container \"i\": volume mount at \"%.61s...\" is at or below "
+		 "\"/var/run/nvidia-container-devices\" (guards.volumeMounts); "
+		 "container \"c\": volume mount at \"/var/run/nvidia-container-devices\" "
+		 "is at or below \"/var/run/nvidia-container-devices\" (guards.volumeMounts)",
+		 long_path);
+	assert_string_equal(d.message, want);
+	assert_int_equal(d.hits.count[GUARD_MOUNTS][GUARD_DENIED], 2);
+	assert_int_equal(d.hits.count[GUARD_ENV][GUARD_DENIED], 1);
+	policy_decision_release(&d);
+	json_decref(pod);
+
+	cfg.guards.mount_policy = GUARD_WARN;
+	cfg.guards.env_policy = GUARD_OFF;
+	pod = create(text, &d);
+	assert_int_equal(d.code, 0);
+	assert_int_equal(d.hits.count[GUARD_MOUNTS][GUARD_WARNED], 2);
+	assert_int_equal(json_array_size(d.warnings), 2);
+	assert_non_null(strstr(json_string_value(json_array_get(d.warnings, 0)),
+			       "container \"i\": volume mount at"));
+	policy_decision_release(&d);
+	json_decref(pod);
+
+	cfg.guards.mount_policy = GUARD_OFF;
+	pod = create(text, &d);
+	assert_int_equal(d.code, 0);
+	assert_int_equal(d.hits.count[GUARD_MOUNTS][GUARD_WARNED], 0);
+	assert_int_equal(json_array_size(d.warnings), 0);
+	policy_decision_release(&d);
+	json_decref(pod);
+	cfg = saved;
+	free(long_path);
+	free(text);
+	free(want);
+}
+
+/* The audit list: the first hits with keys masked and cut, then a count. */
+static void test_guard__hits_listed(void **state)
+{
+	struct guard_hits h;
+	char out[4096], key[100];
+	size_t i;
+
+	(void)state;
+	memset(&h, 0, sizeof(h));
+	guard_hits_format(&h, out, sizeof(out));
+	assert_string_equal(out, "");
+	guard_hits_add(&h, GUARD_ANNOTATIONS, GUARD_STRIPPED, "a\tb\0c", 5);
+	guard_hits_add(&h, GUARD_MOUNTS, GUARD_WARNED, "/x", 2);
+	guard_hits_format(&h, out, sizeof(out));
+	assert_string_equal(out, "stripped annotations abc; warned volumeMounts /x");
+	memset(key, 'k', sizeof(key));
+	for (i = 0; i < 10; i++)
+		guard_hits_add(&h, GUARD_ENV, GUARD_DENIED, key, sizeof(key));
+	assert_int_equal(h.nlisted, GUARD_HITS_LISTED);
+	assert_int_equal(h.count[GUARD_ENV][GUARD_DENIED], 10);
+	assert_int_equal(strlen(h.listed[2].key), 63);
+	assert_string_equal(h.listed[2].key + 60, "...");
+	guard_hits_format(&h, out, sizeof(out));
+	assert_non_null(strstr(out, "; ... and 4 more"));
+	/* a small buffer is cut, never overrun */
+	guard_hits_format(&h, out, 20);
+	assert_string_equal(out, "stripped annotation");
+}
+
 /* A user name holding a NUL byte is nobody's, not a writer's prefix. */
 static void test_guard__username_with_nul(void **state)
 {
@@ -234,6 +394,9 @@ int main(void)
 		cmocka_unit_test(test_guard__update_compares),
 		cmocka_unit_test(test_guard__create_message_and_hits),
 		cmocka_unit_test(test_guard__strip_and_warn_counts),
+		cmocka_unit_test(test_guard__mounts),
+		cmocka_unit_test(test_guard__binding),
+		cmocka_unit_test(test_guard__hits_listed),
 		cmocka_unit_test(test_guard__username_with_nul),
 	};
 

@@ -465,6 +465,7 @@ static void test_pick__corpus_answers_as_full_decode(void **state)
 				 fast.body, full.body);
 		assert_string_equal(fast.name, full.name);
 		assert_string_equal(fast.uid, full.uid);
+		assert_string_equal(fast.profile, full.profile);
 		review_answer_release(&fast);
 		review_answer_release(&full);
 		json_decref(doc);

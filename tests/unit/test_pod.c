@@ -109,6 +109,16 @@ static const struct invalid_case invalid_cases[] = {
 	  "spec.tolerations[0]: expected an object, got a number" },
 	{ "{\"spec\":{\"containers\":[{},{\"securityContext\":[]}]}}",
 	  "spec.containers[1].securityContext: expected an object, got an array" },
+	{ "{\"spec\":{\"containers\":[{\"volumeMounts\":{}}]}}",
+	  "spec.containers[0].volumeMounts: expected an array, got an object" },
+	{ "{\"spec\":{\"containers\":[{\"volumeMounts\":[{\"mountPath\":\"/a\"},"
+	  "{\"mountPath\":7}]}]}}",
+	  "spec.containers[0].volumeMounts[1].mountPath: expected a string, got a number" },
+	{ "{\"spec\":{\"containers\":[{\"volumeMounts\":[\"/a\"]}]}}",
+	  "spec.containers[0].volumeMounts[0]: expected an object, got a string" },
+	{ "{\"spec\":{\"containers\":[{\"volumeMounts\":[{\"mountPath\":"
+	  "\"/a\\u0000b\"}]}]}}",
+	  "spec.containers[0].volumeMounts[0].mountPath: contains a NUL character" },
 	/* the first error in reading order: the second list is not read */
 	{ "{\"spec\":{\"initContainers\":[{\"name\":1}],\"containers\":[3]}}",
 	  "spec.initContainers[0].name: expected a string, got a number" },
@@ -209,6 +219,9 @@ static char *describe(const struct pod *p, enum pod_status status,
 		add_json(&out, &len, line, NULL);
 		add_json(&out, &len, "limits", c->limits);
 		add_json(&out, &len, "requests", c->requests);
+		json_array_foreach(c->mounts, j, e)
+			add_json(&out, &len, "mountPath",
+				 json_object_get(e, "mountPath"));
 		json_array_foreach(c->env, j, e) {
 			size_t present = 0;
 			const char *k;
@@ -244,6 +257,87 @@ static char *describe(const struct pod *p, enum pod_status status,
 	return out;
 }
 
+/*
+ * pod_read_added(): the ephemeral containers a request adds, by name
+ * against oldObject; their index in the object's list; both shapes;
+ * oldObject's wrong types named as such.
+ */
+static void test_pod__added(void **state)
+{
+	static const struct {
+		const char *obj, *old;
+		bool list;
+		const char *want; /* "name@index ..." or the error */
+	} cases[] = {
+		{ "{\"spec\":{\"ephemeralContainers\":[{\"name\":\"a\"},"
+		  "{\"name\":\"b\"},{\"name\":\"c\"}]}}",
+		  "{\"spec\":{\"ephemeralContainers\":[{\"name\":\"b\"}]}}",
+		  false, "a@0 c@2" },
+		/* no oldObject: every one is added */
+		{ "{\"spec\":{\"ephemeralContainers\":[{\"name\":\"a\"}]}}",
+		  NULL, false, "a@0" },
+		/* names compared whole, NUL bytes included */
+		{ "{\"spec\":{\"ephemeralContainers\":[{\"name\":\"ab\"},"
+		  "{\"name\":\"a\\u0000b\"}]}}",
+		  "{\"spec\":{\"ephemeralContainers\":[{\"name\":\"a\"}]}}",
+		  false, "spec.ephemeralContainers[1].name: contains a NUL character" },
+		{ "{\"spec\":{\"ephemeralContainers\":[{\"name\":\"a\"}]}}",
+		  "{\"spec\":{\"ephemeralContainers\":[{\"name\":\"a\\u0000\"}]}}",
+		  false, "oldObject.spec.ephemeralContainers[0].name: contains a NUL character" },
+		{ "{\"ephemeralContainers\":[{\"name\":\"x\"},{\"name\":\"y\","
+		  "\"env\":[1]}]}",
+		  "{\"ephemeralContainers\":[{\"name\":\"x\"}]}", true,
+		  "ephemeralContainers[1].env[0]: expected an object, got a number" },
+		{ "{\"ephemeralContainers\":[{\"name\":\"x\"},{\"name\":\"y\"}]}",
+		  "{\"ephemeralContainers\":[{\"name\":\"x\"}]}", true, "y@1" },
+		/* a Pod's list is not an EphemeralContainers object's */
+		{ "{\"ephemeralContainers\":[{\"name\":\"x\"}]}", NULL, false, "" },
+		{ "{\"spec\":{\"ephemeralContainers\":[{\"name\":\"a\"}]}}",
+		  "{\"spec\":{\"ephemeralContainers\":[{\"name\":7}]}}", false,
+		  "oldObject.spec.ephemeralContainers[0].name: expected a string, got a number" },
+		{ "{\"ephemeralContainers\":[{\"name\":\"a\"}]}",
+		  "{\"ephemeralContainers\":[[]]}", true,
+		  "oldObject.ephemeralContainers[0]: expected an object, got an array" },
+		{ "{\"spec\":{\"ephemeralContainers\":[]}}", "{\"spec\":[]}", false,
+		  "oldObject.spec: expected an object, got an array" },
+		{ "{\"spec\":{\"ephemeralContainers\":{}}}", NULL, false,
+		  "spec.ephemeralContainers: expected an array, got an object" },
+	};
+	size_t i, k;
+
+	(void)state;
+	for (i = 0; i < NELEM(cases); i++) {
+		json_t *obj = test_json(cases[i].obj);
+		json_t *old = cases[i].old ? test_json(cases[i].old) : NULL;
+		char err[256] = "", got[256] = "";
+		size_t n = 0;
+		struct pod p;
+
+		if (pod_read_added(&p, &cfg, obj, old, cases[i].list, err,
+				   sizeof(err)) != POD_OK) {
+			snprintf(got, sizeof(got), "%s", err);
+		} else {
+			for (k = 0; k < p.ncontainers; k++) {
+				const struct pod_container *c = &p.containers[k];
+
+				assert_string_equal(c->list, "ephemeralContainers");
+				assert_int_equal(c->top, cases[i].list);
+				assert_int_equal(c->asks, false);
+				n += (size_t)snprintf(got + n, sizeof(got) - n,
+						      "%s%s@%zu", k ? " " : "",
+						      c->name, c->index);
+			}
+			assert_int_equal(p.napp, p.ncontainers);
+		}
+		if (strcmp(got, cases[i].want))
+			fail_msg("case %zu: got \"%s\", want \"%s\"", i, got,
+				 cases[i].want);
+		pod_release(&p);
+		json_decref(obj);
+		json_decref(old);
+	}
+}
+
 static const char *const schema_pods[] = {
 	/* everything read, with parts the schema drops around it */
 	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
@@ -263,7 +357,9 @@ static const char *const schema_pods[] = {
 	"\"env\":[{\"name\":\"A\",\"value\":\"1\"},"
 	"{\"name\":\"B\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":\"x\"}}},"
 	"{\"name\":\"C\",\"value\":\"2\",\"valueFrom\":null}],"
-	"\"securityContext\":{\"privileged\":false,\"runAsUser\":0}}]},"
+	"\"securityContext\":{\"privileged\":false,\"runAsUser\":0},"
+	"\"volumeMounts\":[{\"name\":\"v\",\"mountPath\":\"/data\","
+	"\"readOnly\":true},{\"name\":\"w\",\"mountPath\":null}]}]},"
 	"\"status\":{\"phase\":\"Pending\"}}",
 	/* type errors found in the kept parts */
 	"{\"metadata\":{\"annotations\":{\"" POD_ANNOTATION_GPU_POLICY "\":[1]}}}",
@@ -274,6 +370,8 @@ static const char *const schema_pods[] = {
 	"{\"spec\":{\"containers\":{\"name\":\"c\"}}}",
 	"{\"spec\":{\"initContainers\":[[1]],\"containers\":[{}]}}",
 	"{\"spec\":{\"containers\":[{\"securityContext\":{\"privileged\":\"x\"}}]}}",
+	"{\"spec\":{\"containers\":[{\"volumeMounts\":[{\"mountPath\":[\"/\"]}]}]}}",
+	"{\"spec\":{\"containers\":[{\"volumeMounts\":[7]}]}}",
 	/* null is absent, in the schema too */
 	"{\"metadata\":null,\"spec\":{\"tolerations\":null,"
 	"\"containers\":[{\"resources\":null,\"env\":null}]}}",
@@ -351,6 +449,7 @@ int main(void)
 		cmocka_unit_test(test_pod__view),
 		cmocka_unit_test(test_pod__invalid),
 		cmocka_unit_test(test_pod__invalid_cut),
+		cmocka_unit_test(test_pod__added),
 		cmocka_unit_test(test_pod__schema_keeps_what_is_read),
 		cmocka_unit_test(test_pod__lines),
 	};

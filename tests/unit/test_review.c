@@ -77,6 +77,10 @@ static void json_free(void *p)
 	"\"dryRun\":false,\"options\":{\"kind\":\"CreateOptions\","              \
 	"\"apiVersion\":\"meta.k8s.io/v1\"}}}"
 
+#define GUARDED_POD                                                            \
+	"{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":"    \
+	"\"c\",\"env\":[{\"name\":\"CUDA_REDIRECT\",\"value\":\"/x.so\"}]}]}}"
+
 #define GPU_POD                                                                \
 	"{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{"                 \
 	"\"generateName\":\"train-\",\"namespace\":\"ml\"},\"spec\":{"           \
@@ -298,13 +302,11 @@ static void test_review__log_fields_masked(void **state)
  * failing run must answer 500 (or leave no body at all when even that
  * failed), never a wrong 200, and leak nothing.
  */
-static void test_review__out_of_memory(void **state)
+static void out_of_memory(const char *body)
 {
-	const char *body = POD_CREATE("admission.k8s.io/v1", "u", GPU_POD);
 	struct review_answer ref, ans;
 	long n;
 
-	(void)state;
 	review_answer_init(&ref);
 	assert_int_equal(review_handlen(&cfg, body, strlen(body), &ref), 0);
 	json_set_alloc_funcs(json_malloc, json_free);
@@ -333,6 +335,59 @@ static void test_review__out_of_memory(void **state)
 	print_message("review: %ld allocation failures answered 500\n", n);
 	assert_true(n > 20);
 	review_answer_release(&ref);
+}
+
+/* A patched answer, and a denial with its audit fields. */
+static void test_review__out_of_memory(void **state)
+{
+	(void)state;
+	out_of_memory(POD_CREATE("admission.k8s.io/v1", "u", GPU_POD));
+	out_of_memory(POD_CREATE("admission.k8s.io/v1", "u", GUARDED_POD));
+}
+
+/*
+ * The audit fields (behaviour §6, logs): for a denial and for an answer
+ * with a guard hit, not for others; from the selective decode (userInfo
+ * kept as text) as from a full one.
+ */
+static void test_review__audit(void **state)
+{
+	const char *body = POD_CREATE("admission.k8s.io/v1", "u", GUARDED_POD);
+	struct review_answer ans;
+	json_t *doc;
+
+	(void)state;
+	review_answer_init(&ans);
+	assert_int_equal(review_handlen(&cfg, body, strlen(body), &ans), 0);
+	assert_true(ans.audit);
+	assert_int_equal(ans.code, 403);
+	assert_string_equal(ans.message,
+		"container \"c\": env CUDA_REDIRECT=\"/x.so\" cannot be set");
+	assert_string_equal(ans.user,
+		"system:serviceaccount:kube-system:replicaset-controller");
+	assert_string_equal(ans.kind, "Pod");
+	assert_string_equal(ans.subresource, "");
+	assert_string_equal(ans.dry_run, "false");
+	assert_int_equal(ans.hits.nlisted, 1);
+	assert_string_equal(ans.hits.listed[0].key, "CUDA_REDIRECT");
+	review_answer_release(&ans);
+
+	doc = test_json(body);
+	review_answer_init(&ans);
+	assert_int_equal(review_handle_json(&cfg, doc, &ans), 0);
+	assert_string_equal(ans.user,
+		"system:serviceaccount:kube-system:replicaset-controller");
+	assert_int_equal(ans.code, 403);
+	review_answer_release(&ans);
+	json_decref(doc);
+
+	body = POD_CREATE("admission.k8s.io/v1", "u", GPU_POD);
+	review_answer_init(&ans);
+	assert_int_equal(review_handlen(&cfg, body, strlen(body), &ans), 0);
+	assert_false(ans.audit);
+	assert_null(ans.message);
+	assert_string_equal(ans.user, "");
+	review_answer_release(&ans);
 }
 
 /* review_pod(): the default command's decision on a bare Pod. */
@@ -438,6 +493,17 @@ static void test_review__pod_out_of_memory(void **state)
 	review_pod_answer_release(&ref);
 }
 
+/* Fills *c with the built-in config and the config file text over it. */
+static void load_config(struct config *c, const char *text)
+{
+	char err[256];
+
+	assert_int_equal(config_init(c), 0);
+	if (config_load_buffer(c, "t", text, strlen(text), err, sizeof(err)) ||
+	    config_check(c, err, sizeof(err)))
+		fail_msg("%s", err);
+}
+
 /* The profile of a request (behaviour §2.2): the namespace of the request,
  * the labels of the object, or of oldObject on an UPDATE. */
 static void test_review__profile(void **state)
@@ -464,13 +530,9 @@ static void test_review__profile(void **state)
 		"[{\"name\":\"a\"}]}}}}";
 	struct config pcfg;
 	struct review_answer ans;
-	char err[256];
 
 	(void)state;
-	assert_int_equal(config_init(&pcfg), 0);
-	assert_int_equal(config_load_buffer(&pcfg, "t", text, strlen(text), err,
-					    sizeof(err)), 0);
-	assert_int_equal(config_check(&pcfg, err, sizeof(err)), 0);
+	load_config(&pcfg, text);
 	review_answer_init(&ans);
 	assert_int_equal(review_handlen(&pcfg, create, strlen(create), &ans), 0);
 	assert_string_equal(ans.profile, "by-label");
@@ -487,6 +549,117 @@ static void test_review__profile(void **state)
 	config_release(&pcfg);
 }
 
+/*
+ * review_select(), the one profile selector: the first non-empty string
+ * of the two namespaces, else the fallback; labels only from an object.
+ */
+static void test_review__select(void **state)
+{
+	static const char text[] =
+		"{\"profiles\": [{\"name\": \"lab\", \"namespaces\": [\"lab\"],"
+		" \"podLabels\": {\"tier\": \"gpu\"}}, {\"name\": \"ml\","
+		" \"namespaces\": [\"ml\"]}, {\"name\": \"none\","
+		" \"namespaces\": [\"\"]}, {\"name\": \"dflt\","
+		" \"namespaces\": [\"default\"]}]}";
+	json_t *ml = json_string("ml"), *empty = json_string("");
+	json_t *lab = json_string("lab"), *num = json_integer(1);
+	json_t *labels = test_json("{\"tier\": \"gpu\"}");
+	json_t *not_labels = test_json("[[\"tier\", \"gpu\"]]");
+	struct config pcfg;
+
+	(void)state;
+	load_config(&pcfg, text);
+#define SELECTED(ns, alt, fb, l) review_select(&pcfg, ns, alt, fb, l)->profile
+	assert_string_equal(SELECTED(ml, lab, "default", NULL), "ml");
+	assert_string_equal(SELECTED(empty, ml, NULL, NULL), "ml");
+	assert_string_equal(SELECTED(NULL, ml, "default", NULL), "ml");
+	assert_string_equal(SELECTED(num, ml, NULL, NULL), "ml");
+	assert_string_equal(SELECTED(NULL, NULL, "default", NULL), "dflt");
+	assert_string_equal(SELECTED(empty, empty, "default", NULL), "dflt");
+	assert_string_equal(SELECTED(NULL, NULL, NULL, NULL), "none");
+	assert_string_equal(SELECTED(lab, NULL, NULL, labels), "lab");
+	assert_null(SELECTED(lab, NULL, NULL, not_labels));
+	assert_null(SELECTED(lab, NULL, NULL, NULL));
+#undef SELECTED
+	/* a config without profiles is itself */
+	assert_ptr_equal(review_select(&cfg, ml, NULL, NULL, labels), &cfg);
+	config_release(&pcfg);
+	json_decref(ml);
+	json_decref(empty);
+	json_decref(lab);
+	json_decref(num);
+	json_decref(labels);
+	json_decref(not_labels);
+}
+
+/*
+ * Answers the recorded case name (tests/fixtures/cases) under its own
+ * config, from /mutate or from /validate.
+ */
+static void answer_case(const char *name, bool validate,
+			struct review_answer *ans)
+{
+	struct review_options opt = { NULL, NULL, validate };
+	struct config c;
+	char path[256], err[256], *body;
+	size_t len = 0;
+
+	snprintf(path, sizeof(path), "tests/fixtures/cases/%s/review.json",
+		 name);
+	body = test_read_file(path, &len);
+	assert_non_null(body);
+	assert_int_equal(config_init(&c), 0);
+	snprintf(path, sizeof(path), "tests/fixtures/cases/%s/config.json",
+		 name);
+	if (config_load_file(&c, path, err, sizeof(err)) ||
+	    config_check(&c, err, sizeof(err)))
+		fail_msg("%s", err);
+	review_answer_init(ans);
+	assert_int_equal(review_handlen_with(&c, body, len, &opt, ans), 0);
+	config_release(&c);
+	free(body);
+}
+
+/*
+ * /validate cannot patch: where /mutate strips or replaces an entry, it
+ * denies; what /mutate would only add is allowed without the patch.
+ */
+static void test_review__validate_cannot_patch(void **state)
+{
+	static const char *const denied[] = {
+		"169-ephemeral-env-strip",          /* strip */
+		"176-ephemeral-list-env-strip",
+		"134-guard-env-strip-with-replace", /* strip on a CREATE */
+		"168-ephemeral-overwrite-env-replaces", /* NVD=all replaced */
+		"132-guard-env-webhook-owned",      /* CUDA_TASK_PRIORITY=0 */
+	};
+	static const char *const allowed[] = {
+		"167-ephemeral-overwrite-env", /* NVD=none added */
+		"174-ephemeral-list-overwrite-env",
+	};
+	struct review_answer ans;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < NELEM(denied); i++) {
+		answer_case(denied[i], false, &ans);
+		if (ans.outcome != REVIEW_PATCHED)
+			fail_msg("%s from /mutate: %s", denied[i], ans.body);
+		review_answer_release(&ans);
+		answer_case(denied[i], true, &ans);
+		if (ans.outcome != REVIEW_DENIED ||
+		    !strstr(ans.body, "\"code\":403"))
+			fail_msg("%s from /validate: %s", denied[i], ans.body);
+		review_answer_release(&ans);
+	}
+	for (i = 0; i < NELEM(allowed); i++) {
+		answer_case(allowed[i], true, &ans);
+		if (ans.outcome != REVIEW_ALLOWED || strstr(ans.body, "patch"))
+			fail_msg("%s from /validate: %s", allowed[i], ans.body);
+		review_answer_release(&ans);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -497,8 +670,11 @@ int main(void)
 		cmocka_unit_test(test_review__bad_object),
 		cmocka_unit_test(test_review__log_fields_masked),
 		cmocka_unit_test(test_review__out_of_memory),
+		cmocka_unit_test(test_review__audit),
 		cmocka_unit_test(test_review__pod),
 		cmocka_unit_test(test_review__profile),
+		cmocka_unit_test(test_review__select),
+		cmocka_unit_test(test_review__validate_cannot_patch),
 		cmocka_unit_test(test_review__pod_out_of_memory),
 	};
 

@@ -321,6 +321,57 @@ static void test_text__u64_parsen(void **state)
 	}
 }
 
+/*
+ * Go's path.Clean() tests (src/path/path_test.go), each path taken from
+ * the root: what Clean("/" + in) gives.
+ */
+static const struct {
+	const char *in, *out;
+} clean_cases[] = {
+	{ "", "/" }, { "abc", "/abc" }, { "abc/def", "/abc/def" },
+	{ "a/b/c", "/a/b/c" }, { ".", "/" }, { "..", "/" }, { "../..", "/" },
+	{ "../../abc", "/abc" }, { "/abc", "/abc" }, { "/", "/" },
+	{ "abc/", "/abc" }, { "abc/def/", "/abc/def" }, { "a/b/c/", "/a/b/c" },
+	{ "./", "/" }, { "../", "/" }, { "../../", "/" }, { "/abc/", "/abc" },
+	{ "abc//def//ghi", "/abc/def/ghi" }, { "//abc", "/abc" },
+	{ "///abc", "/abc" }, { "//abc//", "/abc" }, { "abc//", "/abc" },
+	{ "abc/./def", "/abc/def" }, { "/./abc/def", "/abc/def" },
+	{ "abc/.", "/abc" }, { "abc/def/ghi/../jkl", "/abc/def/jkl" },
+	{ "abc/def/../ghi/../jkl", "/abc/jkl" }, { "abc/def/..", "/abc" },
+	{ "abc/def/../..", "/" }, { "/abc/def/../..", "/" },
+	{ "abc/def/../../..", "/" }, { "/abc/def/../../..", "/" },
+	{ "abc/def/../../../ghi/jkl/../../../mno", "/mno" },
+	{ "abc/./../def", "/def" }, { "abc//./../def", "/def" },
+	{ "abc/../../././../def", "/def" },
+	/* names that only look like . and .. */
+	{ "/a/.../b", "/a/.../b" }, { "/a/..b/.c", "/a/..b/.c" },
+	{ "//var/run/./nvidia-container-devices/../nvidia-container-devices/all/",
+	  "/var/run/nvidia-container-devices/all" },
+};
+
+static void test_text__clean_path(void **state)
+{
+	char out[128];
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; i < NELEM(clean_cases); i++) {
+		n = text_clean_path(out, clean_cases[i].in,
+				    strlen(clean_cases[i].in));
+		if (strcmp(out, clean_cases[i].out) || n != strlen(out))
+			fail_msg("\"%s\": got \"%s\" (%zu), want \"%s\"",
+				 clean_cases[i].in, out, n, clean_cases[i].out);
+		/* the bound: len + 2 bytes always hold the result */
+		assert_true(n + 1 <= strlen(clean_cases[i].in) + 2);
+	}
+	/* a NUL inside is a byte like any other */
+	n = text_clean_path(out, "a\0b/..", 6);
+	assert_int_equal(n, 1);
+	n = text_clean_path(out, "a\0b", 3);
+	assert_int_equal(n, 4);
+	assert_memory_equal(out, "/a\0b", 5);
+}
+
 /* text_errorf() formats into the caller's buffer, cut to fit, and says -1. */
 static void test_text__errorf(void **state)
 {
@@ -342,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_text__mask_cut_controls),
 		cmocka_unit_test(test_text__utf8_charn),
 		cmocka_unit_test(test_text__u64_parsen),
+		cmocka_unit_test(test_text__clean_path),
 		cmocka_unit_test(test_text__errorf),
 	};
 
