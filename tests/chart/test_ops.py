@@ -69,6 +69,13 @@ BAD_VALUES = {
     "/properties/config/properties/profiles/items/properties/devices/items/properties/runtimeClassName": (
         {"config": {"profiles": [{"name": "p", "namespaces": ["a"], "devices": [
             {"name": "nvidia", "runtimeClassName": "Bad_Class.x"}]}]}}, "runtimeClassName"),
+    # the mount guard's paths are absolute
+    "/properties/config/properties/guards/properties/volumeMounts/properties/paths/items": (
+        {"config": {"guards": {"volumeMounts": {"paths": ["x/var/run/nvidia-container-devices"]}}}},
+        "paths"),
+    "/properties/config/properties/profiles/items/properties/guards/properties/volumeMounts/properties/paths/items": (
+        {"config": {"profiles": [{"name": "p", "namespaces": ["a"], "guards": {
+            "volumeMounts": {"paths": ["run/devices"]}}}]}}, "paths"),
     "/properties/hami/properties/namespace": ({"hami": {"namespace": "Kube_system"}}, "namespace"),
     "/properties/hami/properties/releaseName": ({"hami": {"releaseName": "-hami"}}, "releaseName"),
     "/properties/fullnameOverride": ({"fullnameOverride": "Bad_Name-x"}, "fullnameOverride"),

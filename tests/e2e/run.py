@@ -1332,30 +1332,29 @@ class Suite:
         cl = self.cl
         cl.stop_webhook()
         try:
-            rc, got, err = create(cl, gpu_pod("ignore-down", "e2e-failure"))
-            if t.check(rc == 0, "Ignore (the chart's default): admitted with the webhook down",
-                       err.strip()):
-                t.equal(got["spec"].get("schedulerName"), "default-scheduler",
-                        "Ignore: the pod is unchanged (scheduler)")
-                t.equal(sorted(limits_of(got)), ["nvidia.com/gpu"],
-                        "Ignore: the pod is unchanged (no gpumem)")
-            text, _ = self.rendered_mwc("webhook.failurePolicy=Fail")
-            cl.apply(text)
-            self.settle()
             rc, _, err = create(cl, gpu_pod("fail-down", "e2e-failure"))
-            t.check(rc != 0, "Fail: refused with the webhook down")
+            t.check(rc != 0, "Fail (the chart's default): refused with the webhook down")
             t.contains(err, f'failed calling webhook "{WEBHOOK_NAME}"',
                        "Fail: the API server's message")
             t.contains(err, f"{SERVICE_HOST}:{cl.webhook_port}/mutate",
                        "Fail: the message names the Service's host and port")
+            text, _ = self.rendered_mwc("webhook.failurePolicy=Ignore")
+            cl.apply(text)
+            self.settle()
+            rc, got, err = create(cl, gpu_pod("ignore-down", "e2e-failure"))
+            if t.check(rc == 0, "Ignore: admitted with the webhook down", err.strip()):
+                t.equal(got["spec"].get("schedulerName"), "default-scheduler",
+                        "Ignore: the pod is unchanged (scheduler)")
+                t.equal(sorted(limits_of(got)), ["nvidia.com/gpu"],
+                        "Ignore: the pod is unchanged (no gpumem)")
         finally:
             self.start_chart_webhook()
-        rc, got, err = create(cl, gpu_pod("fail-up", "e2e-failure"))
-        if t.check(rc == 0, "Fail: after a restart the pod is created", err.strip()):
-            t.check(is_defaulted(got), "after a restart pods are mutated again", got["spec"])
         cl.apply(self.rendered_mwc()[0])
         self.settle()
-        t.summary = "webhook stopped: Ignore admits unchanged, Fail refuses; restarted: mutated"
+        rc, got, err = create(cl, gpu_pod("fail-up", "e2e-failure"))
+        if t.check(rc == 0, "after a restart the pod is created", err.strip()):
+            t.check(is_defaulted(got), "after a restart pods are mutated again", got["spec"])
+        t.summary = "webhook stopped: Fail refuses, Ignore admits unchanged; restarted: mutated"
 
     # --- 8 -----------------------------------------------------------------
 
@@ -1432,8 +1431,8 @@ class Suite:
                 failed[:3])
         unmutated = [got["metadata"]["name"] for rc, got, _ in results
                      if rc == 0 and not is_defaulted(got)]
-        t.check(not unmutated, "every pod went through the webhook (failurePolicy Ignore "
-                "would hide a failed call)", unmutated[:5])
+        t.check(not unmutated, "every pod went through the webhook (under failurePolicy "
+                "Ignore a failed call would show here)", unmutated[:5])
         reloads = cl.metric('vgpu_webhook_certificate_reloads_total{result="done"}')
         t.equal(reloads, 2.0, "the webhook counts 2 certificate reloads")
         t.summary = f"2 rotations while {len(results)} pods were created"
