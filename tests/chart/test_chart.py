@@ -1345,8 +1345,8 @@ def test_match_conditions(helm):
                 "every pod CREATE" in text and "v1.27.0" in text and
                 "has no matchConditions" in text and "waits for the webhook" in text,
                 text[-900:])
-        T.check("match-conditions-1.27: NOTES says pods/status and pods/binding are left to "
-                "RBAC", "pods/status and pods/binding are not sent" in text, text[-900:])
+        T.check("match-conditions-1.27: NOTES says pods/status and Bindings are left to "
+                "RBAC", "pods/status and Bindings are not sent" in text, text[-900:])
     text = notes_text(kube="1.30.0")
     T.check("match-conditions: NOTES says which pods are sent",
             "only pods that name a resource of a device family" in text, text[-900:])
@@ -1403,21 +1403,25 @@ def update_binding(old_ann, new_ann, sub=""):
     return v
 
 
-def binding_vars(ann):
-    """The CEL variables of a CREATE of pods/binding: the object is a
-    Binding, with the annotations ann (None: none)."""
+def binding_vars(ann, legacy=False):
+    """The CEL variables of a CREATE of pods/binding (legacy: of the older
+    bindings resource): the object is a Binding, with the annotations ann
+    (None: none)."""
     b = {"apiVersion": "v1", "kind": "Binding",
          "metadata": {"name": "p", "namespace": "ml", "uid": "0f6b5c1e"},
          "target": {"apiVersion": "v1", "kind": "Node", "name": "gpu-node-1"}}
     if ann is not None:
         b["metadata"]["annotations"] = dict(ann)
     gvk = {"group": "", "version": "v1", "kind": "Binding"}
-    return {"object": b, "oldObject": None,
-            "request": {"kind": gvk, "requestKind": gvk, "resource": POD_GVR,
-                        "requestResource": POD_GVR, "subResource": "binding",
-                        "requestSubResource": "binding", "name": "p", "namespace": "ml",
-                        "operation": "CREATE",
-                        "userInfo": {"username": "system:kube-scheduler"}}}
+    req = {"kind": gvk, "requestKind": gvk, "resource": POD_GVR, "requestResource": POD_GVR,
+           "subResource": "binding", "requestSubResource": "binding", "name": "p",
+           "namespace": "ml", "operation": "CREATE",
+           "userInfo": {"username": "system:kube-scheduler"}}
+    if legacy:
+        gvr = {"group": "", "version": "v1", "resource": "bindings"}
+        req.update(resource=gvr, requestResource=gvr)
+        del req["subResource"], req["requestSubResource"]
+    return {"object": b, "oldObject": None, "request": req}
 
 
 def cel_eval_bindings(expression, bindings):
@@ -1451,9 +1455,10 @@ def test_guards(helm):
     T.equal("guards-1.30: UPDATE of pods and pods/status", wh["rules"], [{
         "apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"],
         "resources": ["pods", "pods/status"], "scope": "Namespaced"}])
-    T.equal("guards-1.30: CREATE of pods/binding", bh["rules"], [{
-        "apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
-        "resources": ["pods/binding"], "scope": "Namespaced"}])
+    T.equal("guards-1.30: CREATE of Bindings (pods/binding, and the older bindings)",
+            bh["rules"], [{
+                "apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                "resources": ["bindings", "pods/binding"], "scope": "Namespaced"}])
     for tag, h in (("updates", wh), ("bindings", bh)):
         T.equal(f"guards-1.30: {tag}: failurePolicy Fail and timeout 5 by default",
                 (h["failurePolicy"], h["timeoutSeconds"]), ("Fail", 5))
@@ -1503,6 +1508,10 @@ def test_guards(helm):
             ("a Binding with other annotations", binding_vars({"team": "a"}), False),
             ("a Binding with hami.io/vgpu-node", binding_vars({node: "n1"}), True),
             ("a Binding with a *-devices-to-allocate key", binding_vars({alloc: "x"}), True),
+            ("a Binding of the older bindings resource with hami.io/vgpu-node",
+             binding_vars({node: "n1"}, legacy=True), True),
+            ("a Binding of the older bindings resource without annotations",
+             binding_vars(None, legacy=True), False),
         ])
 
     r = render("guards-1.27", kube="1.27.0")
