@@ -69,6 +69,13 @@ BAD_VALUES = {
     "/properties/config/properties/profiles/items/properties/devices/items/properties/runtimeClassName": (
         {"config": {"profiles": [{"name": "p", "namespaces": ["a"], "devices": [
             {"name": "nvidia", "runtimeClassName": "Bad_Class.x"}]}]}}, "runtimeClassName"),
+    # the mount guard's paths are absolute
+    "/properties/config/properties/guards/properties/volumeMounts/properties/paths/items": (
+        {"config": {"guards": {"volumeMounts": {"paths": ["x/var/run/nvidia-container-devices"]}}}},
+        "paths"),
+    "/properties/config/properties/profiles/items/properties/guards/properties/volumeMounts/properties/paths/items": (
+        {"config": {"profiles": [{"name": "p", "namespaces": ["a"], "guards": {
+            "volumeMounts": {"paths": ["run/devices"]}}}]}}, "paths"),
     "/properties/hami/properties/namespace": ({"hami": {"namespace": "Kube_system"}}, "namespace"),
     "/properties/hami/properties/releaseName": ({"hami": {"releaseName": "-hami"}}, "releaseName"),
     "/properties/fullnameOverride": ({"fullnameOverride": "Bad_Name-x"}, "fullnameOverride"),
@@ -380,7 +387,7 @@ def test_readiness_and_aks(helm):
 OPS = os.path.join(CHART, "ci", "operations-values.yaml")
 ALERTS = ["VgpuWebhookAPIServerFailOpen", "VgpuWebhookCallsRejected",
           "VgpuWebhookCertificateExpiresSoon", "VgpuWebhookReloadRefused", "VgpuWebhookErrors",
-          "VgpuWebhookSlow", "VgpuWebhookTargetMissing"]
+          "VgpuWebhookSlow", "VgpuWebhookTargetMissing", "VgpuWebhookGuardHits"]
 JOB = f'job="{RELEASE}"'
 HOOK = "pods.vgpu-webhook.hami.io"
 
@@ -413,7 +420,19 @@ def test_operations_render(helm):
         return
     rule = r.one("PrometheusRule")
     names = [x.get("alert") for g in rule["spec"]["groups"] for x in g["rules"]]
-    T.equal("operations: the alerts", names, ALERTS)
+    T.equal("operations: the alerts (guardHits.enabled)", names, ALERTS)
+    r2 = ops_render("operations-no-guard-hits", ["--set", "prometheusRule.guardHits.enabled=false"])
+    if r2:
+        names = [x.get("alert") for g in r2.one("PrometheusRule")["spec"]["groups"]
+                 for x in g["rules"]]
+        T.equal("operations-no-guard-hits: VgpuWebhookGuardHits is opt-in", names, ALERTS[:-1])
+    r2 = ops_render("operations-guard-threshold", ["--set", "prometheusRule.guardHits.threshold=5"])
+    if r2:
+        rules = {x["alert"]: x for g in r2.one("PrometheusRule")["spec"]["groups"]
+                 for x in g["rules"]}
+        T.check("operations-guard-threshold: the threshold is in the rule",
+                rules.get("VgpuWebhookGuardHits", {}).get("expr", "").endswith("> 5"),
+                rules.get("VgpuWebhookGuardHits"))
     readme = open(os.path.join(CHART, "README.md")).read() if os.path.exists(
         os.path.join(CHART, "README.md")) else ""
     for a in ALERTS:
@@ -459,8 +478,14 @@ def test_operations_render(helm):
 
 
 def alert(rule, **labels):
-    return {"exp_labels": dict(rule.get("labels") or {}, **labels),
-            "exp_annotations": dict(rule.get("annotations") or {})}
+    """The alert promtool should see: the rule's labels and these, and its
+    annotations with {{ $labels.NAME }} filled in."""
+    ann = {}
+    for k, v in (rule.get("annotations") or {}).items():
+        for name, value in labels.items():
+            v = v.replace("{{ $labels.%s }}" % name, value)
+        ann[k] = v
+    return {"exp_labels": dict(rule.get("labels") or {}, **labels), "exp_annotations": ann}
 
 
 def promtool_tests(rules):
@@ -497,6 +522,18 @@ def promtool_tests(rules):
         "VgpuWebhookTargetMissing": (
             [(f"up{{{JOB},instance=\"a\"}}", "1x5 0x20"), (f"up{{{JOB},instance=\"b\"}}", "1x5")],
             [("4m", []), ("20m", [alert(by["VgpuWebhookTargetMissing"])])]),
+        # Every series exists from the start (the webhook exports all of
+        # them at 0): one env denial fires, for its guard and action only;
+        # another job's hits do not.
+        "VgpuWebhookGuardHits": (
+            [(f'vgpu_webhook_guard_hits_total{{{JOB},pod="a",guard="env",action="denied"}}',
+              "0x10 1x30"),
+             (f'vgpu_webhook_guard_hits_total{{{JOB},pod="a",guard="annotations",action="warned"}}',
+              "0x40"),
+             ('vgpu_webhook_guard_hits_total{job="other",guard="env",action="denied"}', "0+1x40")],
+            [("8m", []),
+             ("12m", [alert(by["VgpuWebhookGuardHits"], guard="env", action="denied")]),
+             ("35m", [])]),
     }
     tests = []
     for name, (series, evals) in cases.items():

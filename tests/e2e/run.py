@@ -8,8 +8,9 @@ From the repository root; `make e2e` runs it after it has installed what is
 missing and built or found the API server (see tests/e2e/e2e.mk).  The
 tests run in this order on one cluster, started once for all of them:
 corpus, dry_run, reinvocation, v1beta1, quota, ert, failure_policy,
-rotation, chart, guards, profiles; -k also knows each by the name it
-prints (dry-run, extended-resource-toleration, failure-policy).
+rotation, chart, guards, profiles, escapes_ephemeral; -k also knows each by
+the name it prints (dry-run, extended-resource-toleration, failure-policy,
+escapes-ephemeral).
 
 What runs, all on 127.0.0.1 on free ports, logs in build/e2e/:
   - etcd from Debian's etcd-server, with its own data folder (the packaged
@@ -17,7 +18,8 @@ What runs, all on 127.0.0.1 on free ports, logs in build/e2e/:
   - kube-apiserver 1.20.2 built from Debian's kubernetes source package
     ($KUBE_APISERVER), with static tokens and RBAC: an administrator, a
     tenant, the service accounts of HAMi's scheduler and device plugin,
-    and every requester that the corpus names;
+    and every requester that the corpus names; the feature gate
+    EphemeralContainers is on (alpha in 1.20);
   - the webhook, build/vgpu-webhook serve ($VGPU_WEBHOOK), reached through
     the chart's own Mutating- and ValidatingWebhookConfiguration, rendered
     by helm in existingSecret mode with a test CA and applied as rendered, and a
@@ -476,6 +478,8 @@ class Cluster:
             "--disable-admission-plugins=ServiceAccount",
             "--allow-privileged=true",
             "--profiling=false",
+            # pods/ephemeralcontainers, alpha in 1.20 (escapes-ephemeral).
+            "--feature-gates=EphemeralContainers=true",
         ]
         if self.plugins:
             argv.append("--enable-admission-plugins=" + ",".join(self.plugins))
@@ -595,7 +599,7 @@ class Cluster:
 # The chart
 
 
-def helm_template(ca_bundle, port, *sets, mode="existingSecret", kube="1.23.0"):
+def helm_template(ca_bundle, port, *sets, mode="existingSecret", kube="1.23.0", files=()):
     env = dict(os.environ)
     home = os.path.join(ROOT, "build", "tools", "helm-home")
     env.setdefault("HELM_CONFIG_HOME", os.path.join(home, "config"))
@@ -607,6 +611,8 @@ def helm_template(ca_bundle, port, *sets, mode="existingSecret", kube="1.23.0"):
     if mode == "existingSecret":
         argv += ["--set", f"certificates.existingSecret.name={RELEASE}-tls",
                  "--set", f"certificates.existingSecret.caBundle={ca_bundle}"]
+    for f in files:
+        argv += ["-f", f]
     for s in sets:
         argv += ["--set", s]
     rc, out, err = run(argv, env=env)
@@ -1332,30 +1338,29 @@ class Suite:
         cl = self.cl
         cl.stop_webhook()
         try:
-            rc, got, err = create(cl, gpu_pod("ignore-down", "e2e-failure"))
-            if t.check(rc == 0, "Ignore (the chart's default): admitted with the webhook down",
-                       err.strip()):
-                t.equal(got["spec"].get("schedulerName"), "default-scheduler",
-                        "Ignore: the pod is unchanged (scheduler)")
-                t.equal(sorted(limits_of(got)), ["nvidia.com/gpu"],
-                        "Ignore: the pod is unchanged (no gpumem)")
-            text, _ = self.rendered_mwc("webhook.failurePolicy=Fail")
-            cl.apply(text)
-            self.settle()
             rc, _, err = create(cl, gpu_pod("fail-down", "e2e-failure"))
-            t.check(rc != 0, "Fail: refused with the webhook down")
+            t.check(rc != 0, "Fail (the chart's default): refused with the webhook down")
             t.contains(err, f'failed calling webhook "{WEBHOOK_NAME}"',
                        "Fail: the API server's message")
             t.contains(err, f"{SERVICE_HOST}:{cl.webhook_port}/mutate",
                        "Fail: the message names the Service's host and port")
+            text, _ = self.rendered_mwc("webhook.failurePolicy=Ignore")
+            cl.apply(text)
+            self.settle()
+            rc, got, err = create(cl, gpu_pod("ignore-down", "e2e-failure"))
+            if t.check(rc == 0, "Ignore: admitted with the webhook down", err.strip()):
+                t.equal(got["spec"].get("schedulerName"), "default-scheduler",
+                        "Ignore: the pod is unchanged (scheduler)")
+                t.equal(sorted(limits_of(got)), ["nvidia.com/gpu"],
+                        "Ignore: the pod is unchanged (no gpumem)")
         finally:
             self.start_chart_webhook()
-        rc, got, err = create(cl, gpu_pod("fail-up", "e2e-failure"))
-        if t.check(rc == 0, "Fail: after a restart the pod is created", err.strip()):
-            t.check(is_defaulted(got), "after a restart pods are mutated again", got["spec"])
         cl.apply(self.rendered_mwc()[0])
         self.settle()
-        t.summary = "webhook stopped: Ignore admits unchanged, Fail refuses; restarted: mutated"
+        rc, got, err = create(cl, gpu_pod("fail-up", "e2e-failure"))
+        if t.check(rc == 0, "after a restart the pod is created", err.strip()):
+            t.check(is_defaulted(got), "after a restart pods are mutated again", got["spec"])
+        t.summary = "webhook stopped: Fail refuses, Ignore admits unchanged; restarted: mutated"
 
     # --- 8 -----------------------------------------------------------------
 
@@ -1432,8 +1437,8 @@ class Suite:
                 failed[:3])
         unmutated = [got["metadata"]["name"] for rc, got, _ in results
                      if rc == 0 and not is_defaulted(got)]
-        t.check(not unmutated, "every pod went through the webhook (failurePolicy Ignore "
-                "would hide a failed call)", unmutated[:5])
+        t.check(not unmutated, "every pod went through the webhook (under failurePolicy "
+                "Ignore a failed call would show here)", unmutated[:5])
         reloads = cl.metric('vgpu_webhook_certificate_reloads_total{result="done"}')
         t.equal(reloads, 2.0, "the webhook counts 2 certificate reloads")
         t.summary = f"2 rotations while {len(results)} pods were created"
@@ -1758,6 +1763,167 @@ class Suite:
                      "3000 is served without a restart, " + (t.summary or "no reload"))
 
 
+    # --- 12 ----------------------------------------------------------------
+
+    EPHEMERAL_NS = "e2e-ephemeral"
+
+    def ephemeral_setup(self):
+        """The namespace of escapes-ephemeral, and the tenant's rights there:
+        pods, and pods/ephemeralcontainers as `kubectl debug` needs."""
+        ns = self.EPHEMERAL_NS
+        self.cl.apply([
+            {"apiVersion": "v1", "kind": "Namespace",
+             "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}},
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+             "metadata": {"name": "e2e-debugger", "namespace": ns},
+             "rules": [{"apiGroups": [""], "resources": ["pods"],
+                        "verbs": ["create", "get", "list", "delete"]},
+                       {"apiGroups": [""], "resources": ["pods/ephemeralcontainers"],
+                        "verbs": ["get", "update", "patch"]}]},
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+             "metadata": {"name": "e2e-debugger", "namespace": ns},
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                         "name": "e2e-debugger"},
+             "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                           "name": TENANT}]}])
+
+    def add_ephemeral(self, name, container):
+        """Adds one ephemeral container to the pod, as the tenant: GET, then
+        PUT of pods/NAME/ephemeralcontainers.  Up to 1.21 the subresource
+        takes an EphemeralContainers object (its list at the top level),
+        from 1.22 the Pod.  Returns (HTTP status, body, the shape's kind)."""
+        path = f"/api/v1/namespaces/{self.EPHEMERAL_NS}/pods/{name}/ephemeralcontainers"
+        code, obj = self.cl.api("GET", path, user=TENANT)
+        if code != 200 or not isinstance(obj, dict):
+            return code, obj, None
+        if obj.get("kind") == "EphemeralContainers":
+            obj.setdefault("ephemeralContainers", []).append(container)
+        else:
+            obj["spec"].setdefault("ephemeralContainers", []).append(container)
+        code, body = self.cl.api("PUT", path, obj, user=TENANT)
+        return code, body, obj.get("kind")
+
+    def ephemeral_of(self, name):
+        code, obj = self.cl.api("GET", f"/api/v1/namespaces/{self.EPHEMERAL_NS}/pods/{name}")
+        if code != 200:
+            raise RuntimeError(f"GET pod {name}: HTTP {code}: {obj}")
+        return obj["spec"].get("ephemeralContainers") or []
+
+    def ephemeral_refused(self, t, what, name, container, message):
+        """The container is refused with our webhook's 403 and the message,
+        and not stored; the mutating webhook saw the subresource UPDATE.
+        Returns the kind the subresource takes."""
+        before = len(self.cl.decisions())
+        code, body, kind = self.add_ephemeral(name, container)
+        msg = body.get("message", "") if isinstance(body, dict) else str(body)
+        calls = [d for d in self.cl.decisions()[before:]
+                 if (d.get("name"), d.get("operation")) == (name, "UPDATE")]
+        t.check(bool(calls), f"{what}: the mutating webhook was called for the "
+                f"pods/ephemeralcontainers UPDATE ({kind})", calls)
+        t.check(code == 403 and f'admission webhook "{WEBHOOK_NAME}" denied the request'
+                in msg and message in msg, f"{what}: refused by our webhook with 403",
+                f"HTTP {code}: {msg}")
+        t.equal([c.get("name") for c in self.ephemeral_of(name)], [],
+                f"{what}: no ephemeral container stored")
+        return kind
+
+    def test_escapes_ephemeral(self, t):
+        """Ephemeral containers (`kubectl debug`) through the real API server,
+        with the chart's webhook configurations applied as rendered but under
+        failurePolicy Ignore, so that a request the webhook does not examine
+        is stored unchecked: a privileged ephemeral container added to a vGPU
+        pod and one with NVIDIA_VISIBLE_DEVICES=all are refused by our
+        webhook; one added to a pod under overwriteEnv is stored with
+        NVIDIA_VISIBLE_DEVICES=none.
+
+        1.20 has the subresource behind the EphemeralContainers feature gate
+        (on in this suite).  It sends the webhook request.kind
+        {"group": "", "version": "v1", "kind": "EphemeralContainers"} and an
+        object of that kind: metadata with the pod's name, namespace, uid,
+        resourceVersion and creationTimestamp only (no labels, no
+        annotations), and the containers in a top-level list
+        `ephemeralContainers`; a patch names /ephemeralContainers/N/...
+        (from 1.22 it is the Pod).  kubectl 1.33's `kubectl debug` cannot
+        use that shape, so the suite GETs and PUTs the subresource.  1.20's
+        validation refuses any securityContext in an ephemeral container
+        (allowed from 1.21), after the mutating webhooks: our 403 must come
+        first."""
+        cl = self.cl
+        ns = self.EPHEMERAL_NS
+        self.ephemeral_setup()
+        ignore = ("webhook.failurePolicy=Ignore", "webhook.update.failurePolicy=Ignore")
+        docs = {kind: (text, obj) for kind, text, obj in split_docs(self.render(*ignore))}
+        mwh = docs["MutatingWebhookConfiguration"][1]["webhooks"][0]
+        t.check({"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"],
+                 "resources": ["pods/ephemeralcontainers"], "scope": "Namespaced"}
+                in mwh["rules"] and mwh["failurePolicy"] == "Ignore",
+                "the chart's mutating webhook gets UPDATE of pods/ephemeralcontainers "
+                "(rendered here under failurePolicy Ignore)", mwh["rules"])
+        kind = None
+        try:
+            cl.apply(docs["MutatingWebhookConfiguration"][0])
+            cl.apply(docs["ValidatingWebhookConfiguration"][0])
+            self.settle()
+
+            # 1. A vGPU pod, then a privileged debug container and one that
+            # asks for every GPU.
+            rc, got, err = create(cl, gpu_pod("eph-gpu", ns), user=TENANT)
+            if not t.check(rc == 0 and is_defaulted(got), "the tenant's vGPU pod is created "
+                           "and defaulted", err.strip() or got):
+                return
+            debug = {"name": "debug", "image": "busybox:1.36",
+                     "terminationMessagePolicy": "File", "imagePullPolicy": "IfNotPresent"}
+            kind = self.ephemeral_refused(
+                t, "a privileged ephemeral container in the vGPU pod", "eph-gpu",
+                dict(debug, securityContext={"privileged": True}), "privileged")
+            self.ephemeral_refused(
+                t, "an ephemeral container with NVIDIA_VISIBLE_DEVICES=all", "eph-gpu",
+                dict(debug, env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]),
+                'env NVIDIA_VISIBLE_DEVICES="all" cannot be set')
+
+            # 2. overwriteEnv: the chart rendered with it, its config served.
+            with open(os.path.join(CHART, "values.yaml")) as f:
+                devices = yaml.safe_load(f)["config"]["devices"]
+            devices[0]["overwriteEnv"] = True
+            vf = log_path("ephemeral-values.yaml")
+            write(vf, yaml.safe_dump({"config": {"devices": devices}}))
+            over = {k: (text, obj) for k, text, obj in
+                    split_docs(self.render(*ignore, files=[vf]))}
+            path = log_path("ephemeral-config.json")
+            write(path, over["ConfigMap"][1]["data"]["config.json"])
+            cl.start_webhook(path)
+            cl.apply(over["MutatingWebhookConfiguration"][0])
+            self.settle()
+            none = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "none"}]
+            for pod_name, gpu in (("eph-over-cpu", False), ("eph-over-gpu", True)):
+                p = gpu_pod(pod_name, ns)
+                if not gpu:
+                    del p["spec"]["containers"][0]["resources"]
+                rc, got, err = create(cl, p, user=TENANT)
+                if not t.check(rc == 0, f"{pod_name}: created under overwriteEnv", err.strip()):
+                    continue
+                t.equal(clean_env(got["spec"]["containers"][0].get("env")),
+                        [] if gpu else none,
+                        f"{pod_name}: its container's env on CREATE (overwriteEnv)")
+                code, body, _ = self.add_ephemeral(pod_name, dict(debug))
+                if t.check(code == 200, f"{pod_name}: an ephemeral container is added",
+                           f"HTTP {code}: {body}"):
+                    t.equal([(c.get("name"), clean_env(c.get("env")))
+                             for c in self.ephemeral_of(pod_name)], [("debug", none)],
+                            f"{pod_name}: the ephemeral container is stored with "
+                            "NVIDIA_VISIBLE_DEVICES=none")
+        finally:
+            cl.start_webhook(self.chart_config)
+            by_kind = {k: text for k, text, _ in self.docs}
+            cl.apply(by_kind["MutatingWebhookConfiguration"])
+            cl.apply(by_kind["ValidatingWebhookConfiguration"])
+            self.settle()
+        t.summary = (f"pods/ephemeralcontainers takes kind {kind or '?'} here; under "
+                     "failurePolicy Ignore, a privileged and an NVIDIA_VISIBLE_DEVICES=all "
+                     "ephemeral container tried on a vGPU pod, and one added to a CPU and "
+                     "a vGPU pod under overwriteEnv")
+
+
 class SecondWebhook:
     """A tiny mutating webhook for the reinvocation test: it appends the env
     entry E2E_SECOND=1 to the first container."""
@@ -1947,6 +2113,7 @@ test_rotation = checks(8, "rotation", Suite.test_rotation)
 test_chart = checks(9, "chart", Suite.test_chart)
 test_guards = checks(10, "guards", Suite.test_guards)
 test_profiles = checks(11, "profiles", Suite.test_profiles)
+test_escapes_ephemeral = checks(12, "escapes-ephemeral", Suite.test_escapes_ephemeral)
 
 
 if __name__ == "__main__":

@@ -54,4 +54,13 @@ groups:
         annotations:
           summary: Prometheus scrapes no webhook pod ({{ .sel }}).
           runbook: "the chart README (helm show readme), Alerts: VgpuWebhookTargetMissing"
+      {{- if dig "guardHits" "enabled" false .r }}
+      - alert: VgpuWebhookGuardHits
+        expr: sum by (guard, action) (increase(vgpu_webhook_guard_hits_total{ {{- .sel -}} }[15m])) > {{ dig "guardHits" "threshold" 0 .r }}
+        labels: {severity: warning}
+        annotations:
+          summary: "The webhook's {{ "{{ $labels.guard }}" }} guard {{ "{{ $labels.action }}" }} what pods tried to write, more than {{ dig "guardHits" "threshold" 0 .r }} times in 15 minutes."
+          description: A pod carried what the scheduler, the device plugin or the GPU runtime trusts (scheduler annotations, GPU env, device-list mounts); the webhook's decision log lines name the requester, the pod and the key.
+          runbook: "the chart README (helm show readme), Alerts: VgpuWebhookGuardHits"
+      {{- end }}
 {{- end -}}

@@ -87,22 +87,11 @@ strings: what the matchConditions expression looks for.
 {{- $names | uniq | toJson -}}
 {{- end -}}
 
-{{/*
-The CEL expression of the matchConditions: true when a container or an init
-container names one of the family resources in its limits or requests.
-*/}}
-{{- define "vgpu-webhook.gpuPodExpression" -}}
-{{- $names := include "vgpu-webhook.resourceNames" . -}}
-{{- $container := printf "has(c.resources) && ((has(c.resources.limits) && c.resources.limits.exists(k, k in %s)) || (has(c.resources.requests) && c.resources.requests.exists(k, k in %s)))" $names $names -}}
-{{- printf "object.spec.containers.exists(c, %s) || (has(object.spec.initContainers) && object.spec.initContainers.exists(c, %s))" $container $container -}}
-{{- with include "vgpu-webhook.guardedPodExpression" . }} || {{ . }}{{ end -}}
-{{- end -}}
-
 {{/* --- guards (SPEC 2.1) --------------------------------------------- */}}
 
 {{/* The writers of the annotation guard: the value, or HAMi's accounts. */}}
 {{- define "vgpu-webhook.guardWriters" -}}
-{{- $w := .Values.config.guards.schedulerAnnotations.writers | default list -}}
+{{- $w := dig "guards" "schedulerAnnotations" "writers" (list) .Values.config -}}
 {{- if not $w -}}
 {{- $ns := .Values.hami.namespace -}}
 {{- $rel := .Values.hami.releaseName -}}
@@ -114,8 +103,11 @@ container names one of the family resources in its limits or requests.
 {{/* config.json: .Values.config with the writers filled in. */}}
 {{- define "vgpu-webhook.configJson" -}}
 {{- $config := deepCopy .Values.config -}}
-{{- $ann := index $config.guards "schedulerAnnotations" -}}
+{{- $guards := $config.guards | default dict -}}
+{{- $ann := $guards.schedulerAnnotations | default dict -}}
 {{- $_ := set $ann "writers" (include "vgpu-webhook.guardWriters" . | fromJsonArray) -}}
+{{- $_ = set $guards "schedulerAnnotations" $ann -}}
+{{- $_ = set $config "guards" $guards -}}
 {{- if not $config.profiles -}}{{- $_ := unset $config "profiles" -}}{{- end -}}
 {{- $config | toPrettyJson -}}
 {{- end -}}
@@ -125,94 +117,203 @@ container names one of the family resources in its limits or requests.
 {{- concat (list "kube-system") .Values.webhook.excludeNamespaces (list .Release.Namespace .Values.hami.namespace) | uniq | toJson -}}
 {{- end -}}
 
-{{/* "true" when the annotation guard is not off, top level or in a profile. */}}
-{{- define "vgpu-webhook.annotationGuardOn" -}}
-{{- $on := ne .Values.config.guards.schedulerAnnotations.policy "off" -}}
-{{- range $p := .Values.config.profiles | default list -}}
-{{- $g := dig "guards" "schedulerAnnotations" "policy" "" $p -}}
-{{- if and $g (ne $g "off") -}}{{- $on = true -}}{{- end -}}
-{{- end -}}
-{{- if $on }}true{{ end -}}
-{{- end -}}
-
-{{/* "true" when the env guard is not off, top level or in a profile. */}}
-{{- define "vgpu-webhook.envGuardOn" -}}
-{{- $on := ne .Values.config.guards.env.policy "off" -}}
-{{- range $p := .Values.config.profiles | default list -}}
-{{- $g := dig "guards" "env" "policy" "" $p -}}
-{{- if and $g (ne $g "off") -}}{{- $on = true -}}{{- end -}}
-{{- end -}}
-{{- if $on }}true{{ end -}}
+{{/*
+The binary's built-in guards (docs/behaviour.md §2.1), for the keys that the
+values leave out: config.json then leaves them to the binary, and the
+matchConditions must still send what the binary guards.
+*/}}
+{{- define "vgpu-webhook.builtinGuards" -}}
+schedulerAnnotations:
+  policy: deny
+  keys:
+    - hami.io/vgpu-node
+    - hami.io/vgpu-time
+    - hami.io/bind-time
+    - hami.io/bind-phase
+    - hami.io/*-devices-to-allocate
+    - hami.io/*-allocated
+env:
+  policy: deny
+  names:
+    - NVIDIA_VISIBLE_DEVICES
+    - CUDA_DEVICE_MEMORY_LIMIT
+    - CUDA_DEVICE_MEMORY_LIMIT_*
+    - CUDA_DEVICE_SM_LIMIT
+    - CUDA_DEVICE_SM_LIMIT_*
+    - CUDA_DEVICE_MEMORY_SHARED_CACHE
+    - CUDA_DISABLE_CONTROL
+    - CUDA_OVERSUBSCRIBE
+    - CUDA_TASK_PRIORITY
+    - GPU_CORE_UTILIZATION_POLICY
+    - ACTIVE_OOM_KILLER
+    - CUDA_REDIRECT
+    - RECORD_KERNEL_INTERVAL
+volumeMounts:
+  policy: deny
+  paths:
+    - /var/run/nvidia-container-devices
 {{- end -}}
 
 {{/*
-CEL that is true when the string `var` matches one of the patterns (a list):
-an exact name is compared with ==, a pattern with `*` by the prefix before
-its first `*` (a superset of what it matches, so a filter built from it
-never hides a pod the guard would catch).  A pattern that starts with `*`
-has no prefix: the chart refuses it where CEL is needed.
-Call with (dict "var" "k" "patterns" LIST "what" "config.guards...").
+What the guards look at, over the top level and every profile, as JSON:
+{"keys": [...], "names": [...], "paths": [...]}, the annotation key
+patterns, env name patterns and mount paths of each level whose policy for
+that guard is not off.  A key that a level leaves out is the level above's,
+as the binary merges them: a profile's comes from the top level, the top
+level's from the built-in guards.
+*/}}
+{{- define "vgpu-webhook.guardedNames" -}}
+{{- $builtin := include "vgpu-webhook.builtinGuards" . | fromYaml -}}
+{{- $top := dig "guards" (dict) .Values.config -}}
+{{- $levels := list $top -}}
+{{- range $p := .Values.config.profiles | default list -}}
+{{- $levels = append $levels (dig "guards" (dict) $p) -}}
+{{- end -}}
+{{- $out := dict -}}
+{{- range $g := list (list "schedulerAnnotations" "keys") (list "env" "names") (list "volumeMounts" "paths") -}}
+{{- $guard := index $g 0 -}}
+{{- $field := index $g 1 -}}
+{{- $found := list -}}
+{{- range $l := $levels -}}
+{{- $policy := dig $guard "policy" "" $l | default (dig $guard "policy" "" $top) | default (index $builtin $guard "policy") -}}
+{{- $items := dig $guard $field (list) $l | default (dig $guard $field (list) $top) | default (index $builtin $guard $field) -}}
+{{- if ne $policy "off" -}}
+{{- $found = concat $found $items -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $out $field ($found | uniq) -}}
+{{- end -}}
+{{- $out | toJson -}}
+{{- end -}}
+
+{{/*
+CEL that is true when the string `var` matches one of the patterns (a list),
+or more: an exact name is compared with ==; a pattern with `*` is tested by
+the part before its first `*` (startsWith), or, when it starts with `*`, by
+its longest part without `*` (contains; a pattern of stars alone matches
+everything).  A superset of what the binary matches, so a filter built
+from it never hides a request that a guard would catch.
+Call with (dict "var" "k" "patterns" LIST).
 */}}
 {{- define "vgpu-webhook.celPatterns" -}}
 {{- $terms := list -}}
 {{- range $p := .patterns -}}
-{{- if hasPrefix "*" $p -}}
-{{- fail (printf "%s: pattern %q starts with \"*\" and cannot be written as a CEL prefix test for matchConditions; write a prefix or an exact name" $.what $p) -}}
-{{- end -}}
-{{- if contains "*" $p -}}
+{{- if not (contains "*" $p) -}}
+{{- $terms = append $terms (printf "%s == %s" $.var (toJson $p)) -}}
+{{- else if not (hasPrefix "*" $p) -}}
 {{- $terms = append $terms (printf "%s.startsWith(%s)" $.var (index (splitList "*" $p) 0 | toJson)) -}}
 {{- else -}}
-{{- $terms = append $terms (printf "%s == %s" $.var (toJson $p)) -}}
+{{- $longest := "" -}}
+{{- range $part := splitList "*" $p -}}
+{{- if gt (len $part) (len $longest) }}{{ $longest = $part }}{{ end -}}
+{{- end -}}
+{{- $terms = append $terms (ternary "true" (printf "%s.contains(%s)" $.var (toJson $longest)) (eq $longest "")) -}}
 {{- end -}}
 {{- end -}}
 {{- if $terms -}}({{ $terms | uniq | join " || " }}){{- else -}}false{{- end -}}
 {{- end -}}
 
 {{/*
-CEL over `object` (a pod): it carries a guarded annotation key, or a
-container or init container has a guarded env name.
+CEL that is true when the mount path `var` is at or below one of the paths
+(a list), or more: it contains the path's last segment, whatever the
+spelling (`//`, `/./`, a trailing `/`).  A path whose last segment is `.` or
+`..`, or `/`, matches every mount.
+Call with (dict "var" "m.mountPath" "paths" LIST).
 */}}
-{{- define "vgpu-webhook.guardedPodExpression" -}}
-{{- $g := .Values.config.guards -}}
+{{- define "vgpu-webhook.celMounts" -}}
 {{- $terms := list -}}
-{{- if ne $g.schedulerAnnotations.policy "off" -}}
-{{- $k := include "vgpu-webhook.celPatterns" (dict "var" "k" "patterns" $g.schedulerAnnotations.keys "what" "config.guards.schedulerAnnotations.keys") -}}
-{{- $terms = append $terms (printf "(has(object.metadata.annotations) && object.metadata.annotations.exists(k, %s))" $k) -}}
+{{- range $p := .paths -}}
+{{- $last := "" -}}
+{{- range $seg := splitList "/" $p -}}
+{{- if $seg }}{{ $last = $seg }}{{ end -}}
 {{- end -}}
-{{- if ne $g.env.policy "off" -}}
-{{- $e := include "vgpu-webhook.celPatterns" (dict "var" "e.name" "patterns" $g.env.names "what" "config.guards.env.names") -}}
-{{- $terms = append $terms (printf "object.spec.containers.exists(c, has(c.env) && c.env.exists(e, %s))" $e) -}}
-{{- $terms = append $terms (printf "(has(object.spec.initContainers) && object.spec.initContainers.exists(c, has(c.env) && c.env.exists(e, %s)))" $e) -}}
+{{- if has $last (list "" "." "..") -}}
+{{- $terms = append $terms "true" -}}
+{{- else -}}
+{{- $terms = append $terms (printf "%s.contains(%s)" $.var (toJson $last)) -}}
 {{- end -}}
-{{- $terms | join " || " -}}
+{{- end -}}
+{{- if $terms -}}({{ $terms | uniq | join " || " }}){{- else -}}false{{- end -}}
 {{- end -}}
 
-{{/* "true" when every annotation key pattern has a CEL prefix test. */}}
-{{- define "vgpu-webhook.keysHaveCel" -}}
-{{- $ok := true -}}
-{{- range .Values.config.guards.schedulerAnnotations.keys -}}
-{{- if hasPrefix "*" . }}{{ $ok = false }}{{ end -}}
+{{/* "true" when the API server has matchConditions (Kubernetes 1.28). */}}
+{{- define "vgpu-webhook.hasMatchConditions" -}}
+{{- if semverCompare ">=1.28.0-0" .Capabilities.KubeVersion.Version }}true{{ end -}}
 {{- end -}}
-{{- if $ok }}true{{ end -}}
+
+{{/* "true" when a device family has overwriteEnv: true. */}}
+{{- define "vgpu-webhook.overwriteEnv" -}}
+{{- range $d := .Values.config.devices -}}
+{{- if $d.overwriteEnv }}true{{ end -}}
+{{- end -}}
 {{- end -}}
 
 {{/*
-CEL of the UPDATE webhook's matchConditions: an ephemeralcontainers update,
-or a guarded annotation key added, changed or removed.
+Why the mutating webhook has no matchConditions, or "" when it has them:
+"disabled", "kube" (before 1.28) or "overwriteEnv".
+*/}}
+{{- define "vgpu-webhook.mutateConditionsOff" -}}
+{{- if not .Values.webhook.matchConditions.enabled -}}disabled
+{{- else if not (include "vgpu-webhook.hasMatchConditions" .) -}}kube
+{{- else if include "vgpu-webhook.overwriteEnv" . -}}overwriteEnv
+{{- end -}}
+{{- end -}}
+
+{{/*
+CEL of the mutating webhook's matchConditions: an ephemeralcontainers
+UPDATE (request.subResource is left out of a request without one, so it is
+tested with has()); or a pod with a container, init container or ephemeral container
+that names a family resource in its limits or requests, or an env name or a
+mount path that a guard looks at; or a pod that carries a guarded
+annotation key.  Guards whose policy is off everywhere add nothing.
+*/}}
+{{- define "vgpu-webhook.mutateExpression" -}}
+{{- $names := include "vgpu-webhook.resourceNames" . -}}
+{{- $g := include "vgpu-webhook.guardedNames" . | fromJson -}}
+{{- $c := list (printf "(has(c.resources) && ((has(c.resources.limits) && c.resources.limits.exists(k, k in %s)) || (has(c.resources.requests) && c.resources.requests.exists(k, k in %s))))" $names $names) -}}
+{{- if $g.names -}}
+{{- $c = append $c (printf "(has(c.env) && c.env.exists(e, %s))" (include "vgpu-webhook.celPatterns" (dict "var" "e.name" "patterns" $g.names))) -}}
+{{- end -}}
+{{- if $g.paths -}}
+{{- $c = append $c (printf "(has(c.volumeMounts) && c.volumeMounts.exists(m, %s))" (include "vgpu-webhook.celMounts" (dict "var" "m.mountPath" "paths" $g.paths))) -}}
+{{- end -}}
+{{- $lists := list -}}
+{{- range $f := list "containers" "initContainers" "ephemeralContainers" -}}
+{{- $lists = append $lists (printf "(has(object.spec.%s) ? object.spec.%s : [])" $f $f) -}}
+{{- end -}}
+{{- $terms := list "(has(request.subResource) && request.subResource == \"ephemeralcontainers\")" (printf "(has(object.spec) && (%s).exists(c, %s))" (join " + " $lists) (join " || " $c)) -}}
+{{- if $g.keys -}}
+{{- $terms = append $terms (printf "(has(object.metadata.annotations) && object.metadata.annotations.exists(k, %s))" (include "vgpu-webhook.celPatterns" (dict "var" "k" "patterns" $g.keys))) -}}
+{{- end -}}
+{{- join " || " $terms -}}
+{{- end -}}
+
+{{/*
+CEL of the UPDATE webhook's matchConditions (pods and pods/status): a
+guarded annotation key added, changed or removed.
 */}}
 {{- define "vgpu-webhook.updateExpression" -}}
-{{- $k := include "vgpu-webhook.celPatterns" (dict "var" "k" "patterns" .Values.config.guards.schedulerAnnotations.keys "what" "config.guards.schedulerAnnotations.keys") -}}
+{{- $g := include "vgpu-webhook.guardedNames" . | fromJson -}}
+{{- $k := include "vgpu-webhook.celPatterns" (dict "var" "k" "patterns" $g.keys) -}}
 {{- $new := "(has(object.metadata.annotations) ? object.metadata.annotations : {})" -}}
 {{- $old := "(has(oldObject.metadata.annotations) ? oldObject.metadata.annotations : {})" -}}
-{{- printf "request.subResource == \"ephemeralcontainers\" || %s.exists(k, %s && (!(k in %s) || %s[k] != %s[k])) || %s.exists(k, %s && !(k in %s))" $new $k $old $old $new $old $k $new -}}
+{{- printf "%s.exists(k, %s && (!(k in %s) || %s[k] != %s[k])) || %s.exists(k, %s && !(k in %s))" $new $k $old $old $new $old $k $new -}}
 {{- end -}}
 
 {{/*
-namespaceSelector and objectSelector of both webhook configurations: the
-excluded namespaces and the namespace opt-out label; the pod opt-out label
-only with webhook.podOptOut.enabled.
+CEL of the binding webhook's matchConditions: the Binding carries a guarded
+annotation key (the API server copies a Binding's annotations onto the pod).
 */}}
-{{- define "vgpu-webhook.selectors" -}}
+{{- define "vgpu-webhook.bindingExpression" -}}
+{{- $g := include "vgpu-webhook.guardedNames" . | fromJson -}}
+{{- printf "has(object.metadata.annotations) && object.metadata.annotations.exists(k, %s)" (include "vgpu-webhook.celPatterns" (dict "var" "k" "patterns" $g.keys)) -}}
+{{- end -}}
+
+{{/*
+namespaceSelector of every webhook: the excluded namespaces and the
+namespace opt-out label.
+*/}}
+{{- define "vgpu-webhook.namespaceSelector" -}}
 namespaceSelector:
   matchExpressions:
     - key: kubernetes.io/metadata.name
@@ -225,6 +326,14 @@ namespaceSelector:
     {{- with .Values.webhook.namespaceSelectorExpressions }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
+{{- end -}}
+
+{{/*
+namespaceSelector and objectSelector of the webhooks that see pods: the
+pod opt-out label only with webhook.podOptOut.enabled.
+*/}}
+{{- define "vgpu-webhook.selectors" -}}
+{{ include "vgpu-webhook.namespaceSelector" . }}
 {{- $object := .Values.webhook.objectSelectorExpressions | default list }}
 {{- if .Values.webhook.podOptOut.enabled }}
 {{- $object = prepend $object (dict "key" "hami.io/webhook" "operator" "NotIn" "values" (list "ignore")) }}
@@ -241,20 +350,6 @@ objectSelector: {}
 {{/* Refuses values that cannot work together. */}}
 {{- define "vgpu-webhook.validate" -}}
 {{- $v := .Values -}}
-{{- if $v.webhook.matchConditions.enabled -}}
-{{- range $i, $d := $v.config.devices -}}
-{{- if $d.overwriteEnv -}}
-{{- fail (printf "webhook.matchConditions.enabled cannot be used with config.devices[%d].overwriteEnv: true: CPU-only pods must reach the webhook to get NVIDIA_VISIBLE_DEVICES=none" $i) -}}
-{{- end -}}
-{{- end -}}
-{{- if not (semverCompare ">=1.28.0-0" .Capabilities.KubeVersion.Version) -}}
-{{- fail (printf "webhook.matchConditions.enabled needs Kubernetes 1.28 or later (this is %s)" .Capabilities.KubeVersion.Version) -}}
-{{- end -}}
-{{- if not (fromJsonArray (include "vgpu-webhook.resourceNames" .)) -}}
-{{- fail "webhook.matchConditions.enabled needs at least one device family in config.devices" -}}
-{{- end -}}
-{{- $_ := include "vgpu-webhook.guardedPodExpression" . -}}
-{{- end -}}
 {{- if eq $v.certificates.mode "existingSecret" -}}
 {{- if not $v.certificates.existingSecret.name -}}
 {{- fail "certificates.existingSecret.name is required with certificates.mode existingSecret" -}}
