@@ -88,8 +88,7 @@ BUILTIN_CONFIG = {
         }
     ],
     # SPEC 2.1, with the writers the chart derives from hami.namespace and
-    # hami.releaseName (kube-system, hami).  volumeMounts is left to the
-    # binary's built-in (BUILTIN_MOUNT_PATHS).
+    # hami.releaseName (kube-system, hami).
     "guards": {
         "schedulerAnnotations": {
             "policy": "deny",
@@ -109,11 +108,15 @@ BUILTIN_CONFIG = {
                       "ACTIVE_OOM_KILLER", "CUDA_REDIRECT", "RECORD_KERNEL_INTERVAL"],
             "allowedValues": {"NVIDIA_VISIBLE_DEVICES": ["none", "void"]},
         },
+        "volumeMounts": {
+            "policy": "deny",
+            "paths": ["/var/run/nvidia-container-devices"],
+        },
     },
 }
 
-# docs/behaviour.md §2.1: the mount guard's built-in paths, which the chart
-# leaves out of config.json and its matchConditions still cover.
+# docs/behaviour.md §2.1: the mount guard's built-in paths, which the
+# chart's matchConditions cover when a config leaves them out.
 BUILTIN_MOUNT_PATHS = ["/var/run/nvidia-container-devices"]
 
 SERVE_ARGS = [
@@ -1260,14 +1263,16 @@ def test_match_conditions(helm):
 
         # Keys the values leave out are the binary's built-in values: left
         # out of config.json, covered by the condition all the same.
-        write(vf, "config:\n  guards:\n    env:\n      names: null\n")
+        write(vf, "config:\n  guards:\n    env:\n      names: null\n"
+                  "    volumeMounts:\n      paths: null\n")
         r = render("match-conditions-builtin", [vf], kube="1.30.0")
         expr = mutate_condition(r) if r else None
         if expr:
             T.check("match-conditions-builtin: config.json leaves env.names to the binary",
                     "names" not in config_of(r)["guards"]["env"], config_of(r)["guards"])
-            T.check("match-conditions-builtin: config.json leaves volumeMounts to the binary",
-                    "volumeMounts" not in config_of(r)["guards"], config_of(r)["guards"])
+            T.check("match-conditions-builtin: config.json leaves volumeMounts.paths to the binary",
+                    "paths" not in config_of(r)["guards"].get("volumeMounts", {}),
+                    config_of(r)["guards"])
             check_cel("match-conditions-builtin", expr, [
                 (f"env {n} (built-in)", create_vars(env_pod(n)), True)
                 for n in BUILTIN_CONFIG["guards"]["env"]["names"]] + [
