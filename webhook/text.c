@@ -4,6 +4,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "text.h"
 
@@ -26,6 +27,16 @@ int text_u64_parsen(const char *s, size_t len, uint64_t max, uint64_t *out)
 	}
 	*out = v;
 	return 0;
+}
+
+void text_utc_time(int64_t t, char *out, size_t len)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (!gmtime_r(&tt, &tm) ||
+	    !strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(out, len, "%lld", (long long)t);
 }
 
 int text_errorf(char *err, size_t errlen, const char *fmt, ...)

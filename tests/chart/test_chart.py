@@ -1810,6 +1810,53 @@ def test_service_port(helm):
 
 
 @checks
+def test_tls_values(helm, default_render):
+    """tls.minVersion and tls.cipherSuites become serve's --tls-min-version
+    and --tls-cipher-suites (none at the defaults); the schema refuses TLS
+    1.0/1.1 and suites without forward secrecy; the binary takes every name
+    the schema allows."""
+    T.section("tls values")
+    if default_render:
+        _, c = webhook_container(default_render)
+        T.check("tls: no TLS flag at the defaults",
+                not any(a.startswith("--tls-m") or a.startswith("--tls-ci")
+                        for a in c["args"]), c["args"])
+    suites = ["TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+              "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"]
+    r = render("tls", sets=["tls.minVersion=VersionTLS13",
+                            "tls.cipherSuites={%s}" % ",".join(suites)])
+    if r:
+        _, c = webhook_container(r)
+        args = c["args"]
+        T.check("tls: --tls-min-version VersionTLS13",
+                "--tls-min-version" in args and
+                args[args.index("--tls-min-version") + 1] == "VersionTLS13", args)
+        T.check("tls: --tls-cipher-suites, comma-separated",
+                "--tls-cipher-suites" in args and
+                args[args.index("--tls-cipher-suites") + 1] == ",".join(suites), args)
+    for bad in ("tls.minVersion=VersionTLS11", "tls.minVersion=VersionTLS10",
+                "tls.cipherSuites={TLS_RSA_WITH_AES_128_GCM_SHA256}",
+                "tls.cipherSuites={AES128-GCM-SHA256}",
+                "tls.cipherSuites={TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256}"):
+        rc, _, err = helm_template(sets=[bad])
+        T.check(f"tls: refused {bad}", rc != 0 and "tls" in err, err.strip()[-300:])
+    with open(os.path.join(CHART, "values.schema.json")) as f:
+        names = json.load(f)["properties"]["tls"]["properties"]["cipherSuites"][
+            "items"]["enum"]
+    if not os.access(BIN, os.X_OK):
+        T.cannot(f"the binary against the schema's suite names: no {BIN} (make build)")
+        return
+    # The TLS flags are checked before the certificate files are read.
+    p = subprocess.run([BIN, "serve", "--tls-cert-file", "/nonexistent/tls.crt",
+                        "--tls-private-key-file", "/nonexistent/tls.key",
+                        "--tls-cipher-suites", ",".join(names)],
+                       capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    T.check("tls: the binary takes every suite name of the schema",
+            p.returncode == 2 and "--tls-cipher-suites" not in p.stderr and
+            "/nonexistent/tls.crt" in p.stderr, p.stderr.strip())
+
+
+@checks
 def test_dockerfile():
     T.section("Dockerfile")
     stages = dockerfile_stages()
