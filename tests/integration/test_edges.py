@@ -1,8 +1,8 @@
 """The server's edges, tried as a hostile client and a TLS scanner would
 (behaviour §6): strict HTTP framing with exactly one answer per request on
 both ports, forward-secret TLS 1.2+ only (sslscan and openssl s_client
-against RSA and EC keys), the TLS flags, and certificates that are not
-valid yet.
+against RSA and EC keys), the TLS flags, certificates that are not valid
+yet, and log lines that never split.
 """
 
 import datetime
@@ -458,3 +458,23 @@ def test_not_yet_valid_reload(certs):
         assert m['vgpu_webhook_certificate_reloads_total{result="refused"}'] == 1, m
         assert m['vgpu_webhook_certificate_reloads_total{result="done"}'] == 1, m
         assert srv.stop() == 0
+
+
+# --------------------------------------------------------------------------
+# Log lines
+
+
+def test_log_line_separators(certs):
+    """U+2028 and U+2029 in request values are escaped in JSON log lines
+    (readers that split there see one line per event)."""
+    review = good_review(uid="u\u2028v\u2029w")
+    review["request"]["object"]["metadata"]["generateName"] = "g\u2028-"
+    with Server(certs["ec"], log_format="json") as srv:
+        assert srv.post(review)[0] == 200
+        assert srv.stop() == 0
+        lines = srv.log_lines()
+    decision = [l for l in lines if '"msg":"decision"' in l]
+    assert len(decision) == 1, lines
+    assert "\u2028" not in decision[0] and "\u2029" not in decision[0], decision
+    assert '"uid":"u\\u2028v\\u2029w"' in decision[0], decision
+    assert json.loads(decision[0])["uid"] == "u\u2028v\u2029w"
