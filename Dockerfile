@@ -8,15 +8,21 @@
 # names exactly the packages of the libraries in the binary's DT_NEEDED
 # entries (tests/chart/test_chart.py checks it); libcurl3-gnutls is for
 # `vgpu-webhook check`, which the chart's `helm test` pod runs.
+# libmicrohttpd is linked statically: make build builds Debian 12's 0.9.75
+# with patches/libmicrohttpd/ applied (scripts/build-mhd.sh fetches its
+# source from the Debian archive that the image's apt uses).
 
 FROM debian:12 AS build
 RUN apt-get update \
 	&& DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-		build-essential pkg-config libmicrohttpd-dev libgnutls28-dev \
+		build-essential pkg-config libgnutls28-dev \
 		libjansson-dev libcurl4-gnutls-dev libyaml-dev \
+		curl ca-certificates xz-utils \
 	&& rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Makefile ./
+COPY scripts/build-mhd.sh scripts/apt-mirror.sh scripts/
+COPY patches/ patches/
 COPY lib/ lib/
 COPY webhook/ webhook/
 RUN make build \
@@ -26,7 +32,7 @@ RUN make build \
 FROM debian:12-slim
 RUN apt-get update \
 	&& DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-		libmicrohttpd12 libjansson4 libgnutls30 libcurl3-gnutls libyaml-0-2 \
+		libjansson4 libgnutls30 libcurl3-gnutls libyaml-0-2 \
 	&& rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/vgpu-webhook /usr/local/bin/vgpu-webhook
 USER 65532:65532

@@ -62,10 +62,26 @@ FORTIFY = $(if $(findstring _FORTIFY_SOURCE,$(CPPFLAGS) $(CFLAGS)),,$(if \
 	$(filter-out -O0,$(LAST_O)),-D_FORTIFY_SOURCE=3))
 endif
 
+# libmicrohttpd: 0.9.75 with patches/libmicrohttpd/ applied, built as a
+# static library in MHD_DIR by scripts/build-mhd.sh (README "HTTP
+# framing" says why); MHD=system links the distribution's shared
+# libmicrohttpd instead, without the patches.
+MHD ?= patched
+MHD_DIR ?= build/mhd
+ifeq ($(MHD),system)
+MHD_PKG := libmicrohttpd
+MHD_LIB :=
+MHD_INC :=
+else
+MHD_PKG :=
+MHD_LIB := $(MHD_DIR)/lib/libmicrohttpd.a
+MHD_INC := -I$(MHD_DIR)/include
+endif
+
 # Recursive (=) so that pkg-config runs only once the packages are there.
-PKGS = libmicrohttpd gnutls jansson libcurl yaml-0.1
-PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
-PKG_LIBS = $(shell pkg-config --libs $(PKGS))
+PKGS = $(MHD_PKG) gnutls jansson libcurl yaml-0.1
+PKG_CFLAGS = $(MHD_INC) $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS = $(MHD_LIB) $(shell pkg-config --libs $(PKGS))
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
 
 # The project's flags, then the user's: a later flag wins.  -MMD -MP write
@@ -111,7 +127,7 @@ $(BUILD)/lib/%.o: lib/%.c $(BUILD)/lib/%.d
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-$(BUILD)/webhook/%.o: webhook/%.c $(BUILD)/webhook/%.d
+$(BUILD)/webhook/%.o: webhook/%.c $(BUILD)/webhook/%.d | $(MHD_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(APP_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
@@ -138,8 +154,13 @@ $(APPA): $(APP_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BIN): $(MAIN_OBJ) $(APPA) $(LIBA)
-	$(LINK) -o $@ $^ $(PKG_LIBS) -lpthread $(LDLIBS)
+$(BIN): $(MAIN_OBJ) $(APPA) $(LIBA) $(MHD_LIB)
+	$(LINK) -o $@ $(MAIN_OBJ) $(APPA) $(LIBA) $(PKG_LIBS) -lpthread $(LDLIBS)
+
+ifneq ($(MHD_LIB),)
+$(MHD_LIB): scripts/build-mhd.sh $(wildcard patches/libmicrohttpd/*.patch)
+	@./scripts/build-mhd.sh $(MHD_DIR)
+endif
 
 $(PC): lib/vgpu.pc.in lib/vgpu.h
 	@mkdir -p $(@D)
@@ -150,7 +171,8 @@ $(PC): lib/vgpu.pc.in lib/vgpu.h
 TEST_CFLAGS = $(APP_CFLAGS) -Itests/unit -Wno-missing-prototypes \
 	-Wno-format-nonliteral $(DEPFLAGS) $(LDALL)
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/tests/test_%.d $(APPA) $(LIBA)
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/tests/test_%.d $(APPA) $(LIBA) \
+		$(MHD_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) $(TEST_LDFLAGS) -o $@ $< $(APPA) $(LIBA) \
 		$(CMOCKA_LIBS) $(PKG_LIBS) -lpthread $(LDLIBS)
@@ -182,7 +204,7 @@ fixtures: $(BIN)
 # memcheck must see into the arena: the canary reads a freed value and a
 # value taken back by arena_end(), and both reads must be reported.
 CANARY := $(BUILD)/tests/arena_canary
-$(CANARY): tests/unit/arena_canary.c $(CANARY).d $(APPA) $(LIBA)
+$(CANARY): tests/unit/arena_canary.c $(CANARY).d $(APPA) $(LIBA) $(MHD_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(APPA) $(LIBA) $(PKG_LIBS) -lpthread \
 		$(LDLIBS)

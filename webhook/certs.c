@@ -15,6 +15,7 @@
 
 #include "certs.h"
 #include "file.h"
+#include "text.h"
 
 /* PEM files larger than this are not a certificate or a key... */
 #define PEM_MAX ((size_t)1 << 20)
@@ -157,10 +158,11 @@ static bool key_matches(gnutls_privkey_t key, gnutls_pubkey_t pub)
 
 /*
  * Checks the PEM pair (the key belongs to the first certificate, which
- * has a readable notAfter) and makes the GnuTLS objects for handshakes.
- * Takes ownership of cert_pem and key_pem whatever happens.  With
- * refuse_expired, an expired certificate is an error.  Returns the pair,
- * or NULL with a message in err.
+ * has readable notBefore and notAfter, and whose notBefore has passed)
+ * and makes the GnuTLS objects for handshakes.  Takes ownership of
+ * cert_pem and key_pem whatever happens.  With refuse_expired, an expired
+ * certificate is an error.  Returns the pair, or NULL with a message in
+ * err (and info->not_before set once it was read).
  */
 static struct certs_pair *pair_load(const struct certs *c, char *cert_pem,
 				    size_t cert_len, char *key_pem,
@@ -171,7 +173,8 @@ static struct certs_pair *pair_load(const struct certs *c, char *cert_pem,
 	struct certs_pair *p = calloc(1, sizeof(*p));
 	gnutls_x509_crt_t leaf = NULL;
 	gnutls_datum_t d;
-	time_t expires;
+	time_t expires, starts, now = time(NULL);
+	char when[40];
 	int rc;
 
 	if (!p) {
@@ -227,14 +230,24 @@ static struct certs_pair *pair_load(const struct certs *c, char *cert_pem,
 		goto fail;
 	}
 	expires = gnutls_x509_crt_get_expiration_time(leaf);
-	if (expires == (time_t)-1) {
-		snprintf(err, errlen, "%s: unreadable notAfter", c->cert_file);
+	starts = gnutls_x509_crt_get_activation_time(leaf);
+	if (expires == (time_t)-1 || starts == (time_t)-1) {
+		snprintf(err, errlen, "%s: unreadable %s", c->cert_file,
+			 expires == (time_t)-1 ? "notAfter" : "notBefore");
 		goto fail;
 	}
 	p->not_after = (int64_t)expires;
 	describe(leaf, info);
 	info->not_after = p->not_after;
-	if (refuse_expired && p->not_after <= (int64_t)time(NULL)) {
+	info->not_before = (int64_t)starts;
+	if (starts > now) {
+		/* Every client would fail with "not yet valid". */
+		text_utc_time((int64_t)starts, when, sizeof(when));
+		snprintf(err, errlen, "%s: the certificate is not valid yet "
+			 "(notBefore %s)", c->cert_file, when);
+		goto fail;
+	}
+	if (refuse_expired && p->not_after <= (int64_t)now) {
 		snprintf(err, errlen, "%s: the certificate expired (notAfter %lld)",
 			 c->cert_file, (long long)p->not_after);
 		goto fail;
@@ -356,21 +369,27 @@ enum certs_change certs_poll(struct certs *c, struct certs_info *info,
 	stamp_take(c->key_file, &now[1]);
 	if (stamps_equal(now, c->loaded)) {
 		c->have_pending = false;
-		return CERTS_SAME;
-	}
-	/* Wait until the files have stayed the same for one poll. */
-	if (!c->have_pending || !stamps_equal(now, c->pending)) {
+		/* A pair refused as not yet valid is loaded once it is. */
+		if (!c->retry_at || (int64_t)time(NULL) < c->retry_at)
+			return CERTS_SAME;
+	} else if (!c->have_pending || !stamps_equal(now, c->pending)) {
+		/* Wait until the files have stayed the same for one poll. */
 		memcpy(c->pending, now, sizeof(now));
 		c->have_pending = true;
 		return CERTS_SAME;
 	}
 	c->have_pending = false;
+	c->retry_at = 0;
+	info->not_before = 0;
 	p = load_files(c, now, true, &stable, info, err, errlen);
 	if (!stable)
 		return CERTS_SAME; /* changed while read: look again later */
 	memcpy(c->loaded, now, sizeof(now));
-	if (!p)
+	if (!p) {
+		if (info->not_before > (int64_t)time(NULL))
+			c->retry_at = info->not_before;
 		return CERTS_REFUSED;
+	}
 	/* Same bytes (a touch, a copy of the same files): keep serving. */
 	if (p->cert_len == c->current->cert_len &&
 	    p->key_len == c->current->key_len &&

@@ -2,15 +2,18 @@
  * certs.h - the serving certificate and key: loading, checking, rotation.
  *
  * A pair is read from two PEM files (the certificate may be followed by
- * its chain), checked (the key matches the first certificate, which has
- * not expired) and imported into GnuTLS for the handshakes.
+ * its chain), checked (the key matches the first certificate, which is
+ * valid now: past its notBefore, and, except at the start, before its
+ * notAfter) and imported into GnuTLS for the handshakes.
  *
  * Rotation: certs_poll(), called every second or so from one thread,
  * stats both paths (following symlinks, so a Secret volume's "..data"
  * swap or a replaced file shows as a new inode, size or time).  A change
  * is loaded once it has been stable for one poll; a pair whose contents
  * did not change is ignored; a bad pair is refused and the current one
- * keeps serving.  The refusal is reported once per change on disk.
+ * keeps serving.  The refusal is reported once per change on disk; a pair
+ * refused only because its notBefore is still to come is loaded once that
+ * time has passed (clients would refuse it until then).
  *
  * Handshakes take the current pair through certs_retrieve().  A pair that
  * was replaced stays alive while any connection that started before the
@@ -47,6 +50,7 @@ struct certs_stamp {
 
 /* A description of a loaded certificate, for the log. */
 struct certs_info {
+	int64_t not_before; /* Unix seconds */
 	int64_t not_after;  /* Unix seconds */
 	char subject[256];  /* RFC 4514: "CN=..." */
 	char serial[80];    /* hexadecimal */
@@ -64,6 +68,9 @@ struct certs {
 	struct certs_stamp loaded[2];  /* certificate, key */
 	struct certs_stamp pending[2];
 	bool have_pending;
+	/* The notBefore of the pair on disk, refused as not yet valid: it
+	 * is loaded again from then on; 0: none. */
+	int64_t retry_at;
 	int64_t not_after;
 };
 
@@ -76,8 +83,9 @@ enum certs_change {
 /*
  * Loads the pair from cert_file and key_file (borrowed, must outlive c)
  * and describes it in *info.  An expired certificate is accepted here, so
- * that a rotation can still replace it; the caller may warn.  Returns 0,
- * or -1 with a message naming the file in err[0..errlen).
+ * that a rotation can still replace it; the caller may warn.  A
+ * certificate whose notBefore is still to come is not.  Returns 0, or -1
+ * with a message naming the file in err[0..errlen).
  */
 int certs_init(struct certs *c, const char *cert_file, const char *key_file,
 	       struct certs_info *info, char *err, size_t errlen)

@@ -21,6 +21,8 @@
 #include "log.h"
 #include "metrics.h"
 #include "review.h"
+#include "text.h"
+#include "tlsconf.h"
 #include "version.h"
 
 #define PROG "vgpu-webhook"
@@ -158,21 +160,11 @@ static int on_metrics(void *arg, struct httpd *s, struct buf *out)
 
 /* --- certificates -------------------------------------------------------- */
 
-static void format_time(int64_t t, char *out, size_t len)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-
-	if (!gmtime_r(&tt, &tm) ||
-	    !strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
-		snprintf(out, len, "%lld", (long long)t);
-}
-
 static void log_certificate(const char *msg, const struct certs_info *info)
 {
 	char when[40];
 
-	format_time(info->not_after, when, sizeof(when));
+	text_utc_time(info->not_after, when, sizeof(when));
 	log_fields(LOG_INFO, msg,
 		   (struct log_field[]){ LOG_STR("subject", info->subject),
 					 LOG_STR("serial", info->serial),
@@ -316,12 +308,18 @@ int cmd_serve_run(struct config *cfg, const struct cmd_serve_options *o)
 	struct sigaction ign;
 	uint64_t next_poll;
 	char err[600], *client_ca = NULL;
+	char priorities[TLSCONF_PRIORITY_MAX];
 	int status;
 
 	if (!o->tls_cert_file || !o->tls_private_key_file) {
 		fprintf(stderr, PROG ": serve: %s is required\n",
 			!o->tls_cert_file ? "--tls-cert-file"
 					  : "--tls-private-key-file");
+		return 2;
+	}
+	if (tlsconf_priority(o->tls_min_version, o->tls_cipher_suites,
+			     priorities, err, sizeof(err))) {
+		fprintf(stderr, PROG ": %s\n", err);
 		return 2;
 	}
 	log_setup(o->log_json, o->verbosity);
@@ -375,6 +373,7 @@ int cmd_serve_run(struct config *cfg, const struct cmd_serve_options *o)
 	sc.metrics_listen = o->metrics_listen;
 	sc.certs = &st->certs;
 	sc.client_ca = client_ca;
+	sc.tls_priorities = priorities;
 	sc.body_max = REVIEW_BODY_MAX;
 	sc.handle = on_review;
 	sc.validate = on_validate;
@@ -391,9 +390,10 @@ int cmd_serve_run(struct config *cfg, const struct cmd_serve_options *o)
 			   LOG_STR("metrics_listen", o->metrics_listen),
 			   LOG_STR("client_ca", o->tls_client_ca_file ?
 						o->tls_client_ca_file : ""),
+			   LOG_STR("tls_priorities", priorities),
 			   LOG_STR("version", version_release()),
 			   LOG_STR("revision", version_revision()) },
-		   5);
+		   6);
 	log_certificate("certificate loaded", &info);
 	if (info.not_after <= (int64_t)time(NULL))
 		log_warn("the serving certificate has expired; waiting for a new one in %s",

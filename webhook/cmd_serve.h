@@ -18,6 +18,9 @@ struct cmd_serve_options {
 	const char *tls_cert_file;        /* required */
 	const char *tls_private_key_file; /* required */
 	const char *tls_client_ca_file;   /* NULL: no client certificates */
+	/* tlsconf.h; NULL: the defaults. */
+	const char *tls_min_version;      /* VersionTLS12, VersionTLS13 */
+	const char *tls_cipher_suites;    /* Go's names, comma-separated */
 	const char *metrics_listen;       /* "0.0.0.0:9090"; "" disables */
 	int log_json;                     /* --log-format json */
 	int verbosity;                    /* -v LEVEL */

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -40,7 +41,6 @@
 #include "httpd.h"
 #include "text.h"
 
-#define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 #define TIMEOUT_ACTIVE 10u  /* s of silence inside a handshake or request */
 #define TIMEOUT_IDLE 120u   /* s of silence between requests */
 #define CONN_LIMIT 2048u    /* HTTPS connections, when file limits allow */
@@ -97,6 +97,9 @@ struct canned {
 	struct MHD_Response *too_large;
 	struct MHD_Response *internal;
 	struct MHD_Response *busy;
+	struct MHD_Response *bad_request;     /* framing; Connection: close */
+	struct MHD_Response *not_implemented; /* Transfer-Encoding; close */
+	struct MHD_Response *not_json;
 };
 
 struct httpd {
@@ -288,6 +291,151 @@ static bool peer_verified(struct MHD_Connection *mc)
 	return false;
 }
 
+/* --- request framing ----------------------------------------------------- */
+
+/*
+ * libmicrohttpd 0.9.75 in strict mode (MHD_OPTION_STRICT_FOR_CLIENT 1,
+ * patched: patches/libmicrohttpd/) answers 400 itself, once, to a
+ * Content-Length that is not a number, an HTTP/1.1 request without Host,
+ * a NUL byte or obs-fold in the header block.  What it lets through is
+ * checked here, on the first call of each request, before anything else,
+ * as Go's server checks it (RFC 9112): the refusal closes the connection,
+ * since where its body ends is unknown.
+ */
+
+/* What one pass over the header fields found. */
+struct framing {
+	const char *why;    /* the first malformed field, or NULL */
+	const char *te;     /* Transfer-Encoding */
+	const char *cl;     /* the first Content-Length */
+	size_t cl_len;
+	const char *ct;     /* Content-Type */
+	unsigned n_te, n_ct, n_host;
+	bool cl_differ;     /* a second Content-Length differs from the first */
+};
+
+/* RFC 9110 token characters: what a field name is made of. */
+static bool is_tchar(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+/* s[0..n) without the spaces and tabs at its end. */
+static size_t trimmed_len(const char *s, size_t n)
+{
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	return n;
+}
+
+static bool name_is(const char *key, size_t key_size, const char *name)
+{
+	return key_size == strlen(name) && !strncasecmp(key, name, key_size);
+}
+
+/*
+ * MHD_KeyValueIteratorN over the header fields: a name must be a token
+ * (no space before the colon, no space or control character in it), a
+ * value holds no control character but tab (a bare CR, a NUL that
+ * libmicrohttpd did not see, DEL); the fields that frame the request are
+ * noted.  Stops at the first malformed field.
+ */
+static enum MHD_Result framing_field(void *cls, enum MHD_ValueKind kind,
+				     const char *key, size_t key_size,
+				     const char *value, size_t value_size)
+{
+	struct framing *f = cls;
+	size_t i;
+
+	(void)kind;
+	for (i = 0; i < key_size; i++)
+		if (!is_tchar((unsigned char)key[i]))
+			break;
+	if (!key_size || i < key_size) {
+		f->why = "malformed header field name";
+		return MHD_NO;
+	}
+	for (i = 0; i < value_size; i++) {
+		unsigned char c = (unsigned char)value[i];
+
+		if ((c < 0x20 && c != '\t') || c == 0x7f) {
+			f->why = "control character in a header field value";
+			return MHD_NO;
+		}
+	}
+	value_size = trimmed_len(value, value_size);
+	if (name_is(key, key_size, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
+		f->te = f->n_te++ ? NULL : value;
+		if (f->te && !(value_size == 7 && !strncasecmp(value, "chunked", 7)))
+			f->te = NULL;
+	} else if (name_is(key, key_size, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+		if (!f->cl) {
+			f->cl = value;
+			f->cl_len = value_size;
+		} else if (value_size != f->cl_len ||
+			   memcmp(value, f->cl, value_size)) {
+			f->cl_differ = true;
+		}
+	} else if (name_is(key, key_size, MHD_HTTP_HEADER_CONTENT_TYPE)) {
+		f->ct = value;
+		f->n_ct++;
+	} else if (name_is(key, key_size, MHD_HTTP_HEADER_HOST)) {
+		f->n_host++;
+	}
+	return MHD_YES;
+}
+
+/*
+ * Checks the header fields of the request on mc.  Returns 0 when they
+ * frame one request; otherwise its status, 400 (a malformed field, two
+ * Host fields, Content-Lengths that differ, Transfer-Encoding with
+ * Content-Length) or 501 (a Transfer-Encoding other than chunked), with
+ * *why.  Fills *f.
+ */
+static unsigned framing_check(struct MHD_Connection *mc, struct framing *f,
+			      const char **why)
+{
+	memset(f, 0, sizeof(*f));
+	MHD_get_connection_values_n(mc, MHD_HEADER_KIND, framing_field, f);
+	if (f->why) {
+		*why = f->why;
+		return MHD_HTTP_BAD_REQUEST;
+	}
+	if (f->n_host > 1) {
+		*why = "more than one Host";
+		return MHD_HTTP_BAD_REQUEST;
+	}
+	if (f->cl_differ) {
+		*why = "Content-Length fields that differ";
+		return MHD_HTTP_BAD_REQUEST;
+	}
+	if (f->n_te && !f->te) {
+		*why = "a Transfer-Encoding other than chunked";
+		return MHD_HTTP_NOT_IMPLEMENTED;
+	}
+	if (f->te && f->cl) {
+		*why = "both Transfer-Encoding and Content-Length";
+		return MHD_HTTP_BAD_REQUEST;
+	}
+	return 0;
+}
+
+/*
+ * Whether the Content-Type of an admission request, f->ct, is JSON: one
+ * field whose media type is application/json (any case, parameters such
+ * as "; charset=utf-8" allowed), as the API server sends it.
+ */
+static bool is_json(const struct framing *f)
+{
+	size_t n;
+
+	if (f->n_ct != 1)
+		return false;
+	n = trimmed_len(f->ct, strcspn(f->ct, ";"));
+	return n == 16 && !strncasecmp(f->ct, "application/json", 16);
+}
+
 /* --- request state ------------------------------------------------------- */
 
 /* Frees what the request in progress holds and leaves in flight. */
@@ -399,6 +547,25 @@ static enum MHD_Result queue_reply(struct httpd *s, struct conn *c,
 /* --- the HTTPS daemon ---------------------------------------------------- */
 
 /*
+ * Answers a request that framing_check() refused with its status (400 or
+ * 501, each with "Connection: close"), counted as refused when it was
+ * for an admission path.
+ */
+static enum MHD_Result refuse_framing(struct httpd *s,
+				      struct MHD_Connection *mc,
+				      const struct conn *c, const char *method,
+				      const char *url, unsigned status,
+				      const char *why)
+{
+	if (c && c->route == ROUTE_REVIEW && s->cfg.refused)
+		s->cfg.refused(s->cfg.arg, status, why, c->started);
+	log_refusal(mc, method, url, status, why);
+	return MHD_queue_response(mc, status,
+				  status == MHD_HTTP_NOT_IMPLEMENTED ?
+				  s->r.not_implemented : s->r.bad_request);
+}
+
+/*
  * The first call of a request (its headers are in): starts its clock and
  * its 10 s timeout, then checks the client certificate (with a client CA,
  * except for probes), the path, the method and the Content-Length.  A
@@ -411,8 +578,10 @@ static enum MHD_Result tls_begin(struct httpd *s, struct MHD_Connection *mc,
 				 const char *method)
 {
 	bool probe, get;
-	const char *te, *cl;
+	const char *te, *cl, *reason;
 	uint64_t length = 0;
+	struct framing f;
+	unsigned status;
 
 	c->route = route_of(url, true);
 	c->validate = !strcmp(url, "/validate");
@@ -423,6 +592,9 @@ static enum MHD_Result tls_begin(struct httpd *s, struct MHD_Connection *mc,
 	get = is_get(method);
 	set_timeout(mc, TIMEOUT_ACTIVE);
 
+	status = framing_check(mc, &f, &reason);
+	if (status)
+		return refuse_framing(s, mc, c, method, url, status, reason);
 	if (s->cfg.client_ca && !(probe && get)) {
 		if (c->peer < 0)
 			c->peer = peer_verified(mc) ? 1 : 0;
@@ -451,6 +623,16 @@ static enum MHD_Result tls_begin(struct httpd *s, struct MHD_Connection *mc,
 		log_refusal(mc, method, url, MHD_HTTP_METHOD_NOT_ALLOWED,
 			    "method not allowed");
 		return queue(mc, MHD_HTTP_METHOD_NOT_ALLOWED, s->r.post_only);
+	}
+	if (!is_json(&f)) {
+		reason = "Content-Type is not application/json";
+		if (s->cfg.refused)
+			s->cfg.refused(s->cfg.arg, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+				       reason, c->started);
+		log_refusal(mc, method, url, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+			    reason);
+		return queue(mc, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+			     s->r.not_json);
 	}
 
 	c->counted = true;
@@ -617,7 +799,14 @@ static enum MHD_Result on_plain_request(void *cls, struct MHD_Connection *mc,
 	(void)version;
 	(void)upload_data;
 	if (!*req_cls) {
+		struct framing f;
+		const char *why;
+		unsigned status = framing_check(mc, &f, &why);
+
 		*req_cls = &started;
+		if (status)
+			return refuse_framing(s, mc, NULL, method, url, status,
+					      why);
 		if (route == ROUTE_NONE) {
 			log_refusal(mc, method, url, MHD_HTTP_NOT_FOUND,
 				    "unknown path");
@@ -704,11 +893,28 @@ static struct MHD_Response *canned(const char *text, const char *allow)
 	return r;
 }
 
+/*
+ * canned(text) that closes its connection: for a request whose end is
+ * unknown.
+ */
+static struct MHD_Response *canned_closing(const char *text)
+{
+	struct MHD_Response *r = canned(text, NULL);
+
+	if (r && MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION,
+					 "close") != MHD_YES) {
+		MHD_destroy_response(r);
+		return NULL;
+	}
+	return r;
+}
+
 static void canned_release(struct canned *r)
 {
 	struct MHD_Response **all[] = {
 		&r->ok, &r->draining, &r->not_found, &r->post_only, &r->get_only,
 		&r->forbidden, &r->too_large, &r->internal, &r->busy,
+		&r->bad_request, &r->not_implemented, &r->not_json,
 	};
 	size_t i;
 
@@ -736,11 +942,18 @@ static int canned_init(struct httpd *s)
 	r->too_large = canned(s->too_large_text, NULL);
 	r->internal = canned("internal error\n", NULL);
 	r->busy = canned("server busy\n", NULL);
+	r->bad_request = canned_closing("bad request: malformed header "
+					"fields or framing\n");
+	r->not_implemented = canned_closing("not implemented: a "
+					    "Transfer-Encoding other than "
+					    "chunked\n");
+	r->not_json = canned("unsupported media type: the Content-Type must "
+			     "be application/json\n", NULL);
 	/* The reason given to the refused hook has no newline. */
 	s->too_large_text[strcspn(s->too_large_text, "\n")] = '\0';
 	if (!r->ok || !r->draining || !r->not_found || !r->post_only ||
 	    !r->get_only || !r->forbidden || !r->too_large || !r->internal ||
-	    !r->busy)
+	    !r->busy || !r->bad_request || !r->not_implemented || !r->not_json)
 		return -1;
 	return 0;
 }
@@ -831,7 +1044,8 @@ enum httpd_status httpd_start(const struct httpd_config *cfg,
 		flags | MHD_USE_TLS, 0, NULL, NULL, tls_handler, s,
 		MHD_OPTION_EXTERNAL_LOGGER, logger, s,
 		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)tls_fd,
-		MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES,
+		MHD_OPTION_HTTPS_PRIORITIES, cfg->tls_priorities,
+		MHD_OPTION_STRICT_FOR_CLIENT, 1,
 		MHD_OPTION_HTTPS_CERT_CALLBACK, retrieve,
 		MHD_OPTION_HTTPS_MEM_TRUST, cfg->client_ca,
 		MHD_OPTION_CONNECTION_LIMIT, limit,
@@ -859,6 +1073,7 @@ enum httpd_status httpd_start(const struct httpd_config *cfg,
 			MHD_OPTION_LISTEN_SOCKET, (MHD_socket)plain_fd,
 			MHD_OPTION_CONNECTION_LIMIT, METRICS_CONN_LIMIT,
 			MHD_OPTION_CONNECTION_TIMEOUT, METRICS_TIMEOUT,
+			MHD_OPTION_STRICT_FOR_CLIENT, 1,
 			MHD_OPTION_END);
 		plain_fd = -1;
 		if (!s->plain) {

@@ -2,12 +2,19 @@
  * httpd.h - the HTTP side of `serve`, on libmicrohttpd.
  *
  * Two listeners:
- * - HTTPS (TLS 1.2 and 1.3 only): POST /mutate and POST /webhook go to the
- *   handler; GET /healthz and GET /readyz answer probes.  The certificate
+ * - HTTPS (the versions and suites of a GnuTLS priority string, tlsconf.h):
+ *   POST /mutate and POST /webhook go to the handler; GET /healthz and GET
+ *   /readyz answer probes.  The certificate
  *   comes from a struct certs for each handshake, so a rotated pair serves
  *   new connections at once.  With a client CA, every request except the
  *   probes needs a client certificate that verifies against it (403).
  * - plain HTTP, optional: GET /metrics, /healthz and /readyz.
+ *
+ * Framing is strict on both (RFC 9112, as Go's server): malformed header
+ * fields, Content-Lengths that differ, Transfer-Encoding with
+ * Content-Length and HTTP/1.1 without Host get 400, a Transfer-Encoding
+ * other than chunked 501, each once, and the connection closes; an
+ * admission request whose Content-Type is not application/json gets 415.
  *
  * A body is taken whole or not at all: past body_max the answer is 413,
  * from the Content-Length before any byte is read, or (chunked) once the
@@ -52,8 +59,9 @@ typedef void httpd_handle_fn(void *arg, const char *body, size_t len,
 			     uint64_t started_ns, struct httpd_reply *reply);
 
 /*
- * Told of an admission request refused before the handler: 413 (body too
- * large) or 403 (client certificate).  reason is one line.
+ * Told of an admission request refused before the handler: 400 or 501
+ * (framing), 403 (client certificate), 415 (Content-Type) or 413 (body too
+ * large).  reason is one line.
  */
 typedef void httpd_refused_fn(void *arg, unsigned status, const char *reason,
 			      uint64_t started_ns);
@@ -68,6 +76,8 @@ struct httpd_config {
 	/* PEM of the CAs that client certificates must chain to (borrowed,
 	 * outlives the server); NULL: no client certificates. */
 	const char *client_ca;
+	/* GnuTLS priority string of the HTTPS listener (borrowed). */
+	const char *tls_priorities;
 	size_t body_max;            /* larger bodies get 413 */
 	unsigned threads;           /* 0: one per CPU, at most 8 */
 	httpd_handle_fn *handle;    /* POST /mutate and /webhook */

@@ -103,10 +103,22 @@ enum style {
 };
 
 /*
+ * Whether the character at p, of k bytes, is U+2028 LINE SEPARATOR or
+ * U+2029 PARAGRAPH SEPARATOR: valid in JSON strings, yet many log readers
+ * (and JavaScript before ES2019) end a line there.
+ */
+static bool is_separator(const unsigned char *p, size_t k)
+{
+	return k == 3 && p[0] == 0xe2 && p[1] == 0x80 &&
+	       (p[2] == 0xa8 || p[2] == 0xa9);
+}
+
+/*
  * Appends the character at p, whose valid UTF-8 sequence takes k bytes (0:
  * not valid), in style st; returns the bytes of p it took.  In text,
- * control characters and invalid bytes become \xNN; in JSON, control
- * characters become \u00NN and invalid bytes U+FFFD.
+ * control characters, U+2028, U+2029 and invalid bytes become \xNN; in
+ * JSON, control characters become \u00NN, U+2028 and U+2029 \u2028 and
+ * \u2029, invalid bytes U+FFFD.
  */
 static size_t put_char(struct line *l, const unsigned char *p, size_t k,
 		       enum style st)
@@ -118,7 +130,12 @@ static size_t put_char(struct line *l, const unsigned char *p, size_t k,
 		put(l, "\\ufffd", 6);
 		return 1;
 	}
-	if (st != STYLE_JSON && (k == 0 || text_is_control(p))) {
+	if (st == STYLE_JSON && is_separator(p, k)) {
+		put(l, p[2] == 0xa8 ? "\\u2028" : "\\u2029", 6);
+		return k;
+	}
+	if (st != STYLE_JSON &&
+	    (k == 0 || text_is_control(p) || is_separator(p, k))) {
 		k = k ? k : 1;
 		for (j = 0; j < k; j++) {
 			snprintf(esc, sizeof(esc), "\\x%02x", p[j]);

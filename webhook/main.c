@@ -89,6 +89,7 @@ struct flag {
 
 static flag_set_fn set_help, set_config_file, set_listen, set_metrics_listen,
 	set_tls_cert_file, set_tls_private_key_file, set_tls_client_ca_file,
+	set_tls,
 	set_log_format, set_verbosity, set_check, set_user,
 	set_group, set_namespace, set_default_check;
 
@@ -118,6 +119,12 @@ static const struct flag flags[] = {
 	{ "tls-client-ca-file", ON_SERVE, "FILE",
 	  "require client certificates from this CA", set_tls_client_ca_file,
 	  NULL },
+	{ "tls-min-version", ON_SERVE, "V",
+	  "VersionTLS12 (default) or VersionTLS13", set_tls, NULL },
+	{ "tls-cipher-suites", ON_SERVE, "LIST",
+	  "TLS 1.2 suites, Go's names, comma-separated\n"
+	  "(default: the ECDHE ones with AES-GCM or ChaCha20)",
+	  set_tls, NULL },
 	{ "metrics-listen", ON_SERVE, "ADDR",
 	  "HTTP /metrics, /healthz, /readyz\n"
 	  "(default 0.0.0.0:9090; \"\" disables)",
@@ -309,6 +316,22 @@ static int set_tls_client_ca_file(struct args *a, const struct flag *f,
 	if (check_file(f, value, err, errlen))
 		return -1;
 	a->serve.tls_client_ca_file = value;
+	return 0;
+}
+
+/*
+ * --tls-min-version and --tls-cipher-suites, by name, taken as given:
+ * cmd_serve_run() checks the two together (tlsconf.h).
+ */
+static int set_tls(struct args *a, const struct flag *f, const char *value,
+		   char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	if (!strcmp(f->name, "tls-min-version"))
+		a->serve.tls_min_version = value;
+	else
+		a->serve.tls_cipher_suites = value;
 	return 0;
 }
 

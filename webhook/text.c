@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "text.h"
 
@@ -60,6 +61,16 @@ size_t text_clean_path(char *out, const char *s, size_t len)
 	}
 	out[n] = '\0';
 	return n;
+}
+
+void text_utc_time(int64_t t, char *out, size_t len)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (!gmtime_r(&tt, &tm) ||
+	    !strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(out, len, "%lld", (long long)t);
 }
 
 int text_errorf(char *err, size_t errlen, const char *fmt, ...)

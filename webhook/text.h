@@ -64,6 +64,13 @@ int text_u64_parsen(const char *s, size_t len, uint64_t max, uint64_t *out)
 size_t text_clean_path(char *out, const char *s, size_t len);
 
 /*
+ * Writes the Unix time t (seconds) as "2026-01-02T03:04:05Z", in UTC, into
+ * out[0..len) (21 bytes with the NUL); as a plain number when it has no
+ * such date.
+ */
+void text_utc_time(int64_t t, char *out, size_t len);
+
+/*
  * Writes the message fmt into err[0..errlen), cut to fit, for a module
  * that reports its errors in a caller's buffer.  Returns -1, so that the
  * caller may return what it returns.

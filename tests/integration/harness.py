@@ -81,6 +81,12 @@ class CertDir:
 def expired_pair(certs, out_dir):
     """(cert, key) files of a serving certificate signed by the CA of certs
     that expired in 2020, made with `openssl ca`."""
+    return dated_pair(certs, out_dir, "20200101000000Z", "20200102000000Z")
+
+
+def dated_pair(certs, out_dir, start, end):
+    """(cert, key) files of a serving certificate signed by the CA of certs,
+    valid from start to end (YYYYMMDDHHMMSSZ), made with `openssl ca`."""
     os.makedirs(out_dir)
     key = os.path.join(out_dir, "tls.key")
     csr = os.path.join(out_dir, "tls.csr")
@@ -106,7 +112,7 @@ def expired_pair(certs, out_dir):
     subprocess.run(["openssl", "ca", "-batch", "-config", cnf, "-cert",
                     certs.ca, "-keyfile", os.path.join(certs.path, "ca.key"),
                     "-in", csr, "-out", cert, "-notext", "-startdate",
-                    "20200101000000Z", "-enddate", "20200102000000Z"], **run)
+                    start, "-enddate", end], **run)
     return cert, key
 
 

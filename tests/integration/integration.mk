@@ -18,5 +18,5 @@ INTEGRATION_K = $(subst $(INTEGRATION_EMPTY) $(INTEGRATION_EMPTY), or ,$(strip \
 integration: $(BIN)
 	@VGPU_WEBHOOK="$(TEST_WRAPPER) $(abspath $(BIN))" \
 		$(PYTEST) tests/integration/run.py tests/integration/test_check.py \
-		tests/integration/test_reload.py \
+		tests/integration/test_reload.py tests/integration/test_edges.py \
 		$(if $(INTEGRATION_K),-k "$(INTEGRATION_K)")

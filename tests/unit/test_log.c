@@ -1,6 +1,7 @@
 /*
  * test_log.c - the log line: quoting and escaping in both formats, control
- * bytes and invalid UTF-8 masked, long values cut, one line per call.
+ * bytes, U+2028, U+2029 and invalid UTF-8 masked, long values cut, one line
+ * per call.
  */
 #include <unistd.h>
 
@@ -97,6 +98,35 @@ static void test_log__json_escaping(void **state)
 	free(line);
 }
 
+/*
+ * U+2028 and U+2029 are escaped in both formats (valid JSON either way,
+ * but many log readers end a line there); U+2027 and U+202A, their
+ * neighbours, are not.
+ */
+static void test_log__line_separators(void **state)
+{
+	static const char v[] = "a\xe2\x80\xa8" "b\xe2\x80\xa9" "c\xe2\x80\xa7\xe2\x80\xaa";
+	char *line;
+	json_t *doc;
+
+	(void)state;
+	line = logged(true, "m\xe2\x80\xa8", (struct log_field[]){ LOG_STR("v", v) },
+		      1);
+	assert_null(strstr(line, "\xe2\x80\xa8"));
+	assert_null(strstr(line, "\xe2\x80\xa9"));
+	assert_non_null(strstr(line, "\"msg\":\"m\\u2028\""));
+	assert_non_null(strstr(line, "\"v\":\"a\\u2028b\\u2029c\xe2\x80\xa7\xe2\x80\xaa\""));
+	doc = json_loads(line, 0, NULL);
+	assert_non_null(doc);
+	assert_string_equal(json_string_value(json_object_get(doc, "v")), v);
+	json_decref(doc);
+	free(line);
+
+	check_text("m", (struct log_field[]){ LOG_STR("v", v) }, 1,
+		   "info m v=\"a\\xe2\\x80\\xa8b\\xe2\\x80\\xa9c"
+		   "\xe2\x80\xa7\xe2\x80\xaa\"");
+}
+
 /* A value is cut after 1024 bytes with "...", in both formats. */
 static void test_log__long_values_cut(void **state)
 {
@@ -128,6 +158,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_log__text_quoting),
 		cmocka_unit_test(test_log__json_escaping),
+		cmocka_unit_test(test_log__line_separators),
 		cmocka_unit_test(test_log__long_values_cut),
 	};
 
