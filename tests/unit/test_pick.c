@@ -483,6 +483,12 @@ static void test_pick__depth_only_where_built(void **state)
 	char *dup_shallow = test_nest(100, "[", "{\"k\":1,\"k\":2}", "]");
 	char *nul_key = test_nest(3000, "[", "{\"a\\u0000\":1}", "]");
 	char *utf8 = test_nest(3000, "[", "\"\xc3\x28\"", "]");
+	char *large = wide_object(30, ",\"k7\":7");
+	/* {"skip": n arrays around an object}: the object is n + 2 deep */
+	char *dup_at_max = test_nest(2046, "[", "{\"k\":1,\"k\":2}", "]");
+	char *dup_below = test_nest(2047, "[", "{\"k\":1,\"k\":2}", "]");
+	char *large_at_max = test_nest(2046, "[", large, "]");
+	char *large_below = test_nest(2047, "[", large, "]");
 
 	(void)state;
 	/* dropped members, at any depth: not built, checked */
@@ -515,6 +521,19 @@ static void test_pick__depth_only_where_built(void **state)
 	/* keys are compared up to the depth jansson reads, not below */
 	check_deep("{\"skip\":", dup_deep, "}", &outer_rule, "{}", PICK_OK,
 		   NULL);
+	check_deep("{\"skip\":", dup_at_max, "}", &outer_rule, NULL,
+		   PICK_INVALID, NULL);
+	check_deep("{\"skip\":", dup_below, "}", &outer_rule, "{}", PICK_OK,
+		   NULL);
+	check_deep("{\"skip\":", large_at_max, "}", &outer_rule, NULL,
+		   PICK_INVALID, NULL);
+	check_deep("{\"skip\":", large_below, "}", &outer_rule, "{}",
+		   PICK_OK, NULL);
+	/* and the keys of the objects around are compared after it */
+	check_deep("{\"skip\":", large_below, ",\"a\":1,\"skip\":2}",
+		   &outer_rule, NULL, PICK_INVALID, NULL);
+	check_deep("{\"b\":{\"x\":", dup_below, ",\"c\":1,\"x\":2}}",
+		   &outer_rule, NULL, PICK_INVALID, NULL);
 	/* built: refused where jansson would be, with the path */
 	check_deep("{\"a\":", arrays, "}", &outer_rule, NULL, PICK_DEPTH,
 		   "a[0][0][0]");
@@ -537,6 +556,11 @@ static void test_pick__depth_only_where_built(void **state)
 	free(dup_shallow);
 	free(nul_key);
 	free(utf8);
+	free(large);
+	free(dup_at_max);
+	free(dup_below);
+	free(large_at_max);
+	free(large_below);
 }
 
 /* An object of members "n" (this rule again) and "s" (a stub). */
