@@ -62,6 +62,10 @@ import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+# Corpus cases and test pods nest 2100 levels deep (managedFields, as a
+# tenant can send them): Python's json takes a frame or two a level.
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
+
 
 def _path(var, *default):
     return os.path.abspath(os.environ.get(var) or os.path.join(ROOT, *default))
