@@ -390,6 +390,13 @@ enum manifest_status manifest_default(const struct config *cfg,
 	} else if (perr.status == PICK_NOMEM) {
 		buf_add(msgs, "error: out of memory\n");
 		r.input_error = true;
+	} else if (perr.status == PICK_DEPTH) {
+		/* JSON up to there, and too deep for YAML's 200 levels too:
+		 * said as JSON. */
+		buf_addf(msgs, "error: document 1: line %d, column %d: nested "
+			 "deeper than %d levels\n", perr.line, perr.column,
+			 JSON_PARSER_MAX_DEPTH);
+		r.input_error = true;
 	} else if (yamlio_each(buf, len, on_document, &r, &yerr)) {
 		buf_addf(msgs, "error: document %zu: ",
 			 yerr.document ? yerr.document : 1);

@@ -1,16 +1,22 @@
 /*
  * pick.c - a selective JSON decoder (see pick.h).
  *
- * One pass over the text by recursive descent.  Each value is decoded in
- * one of three modes, chosen by the rule its parent hands down: built (a
- * jansson value), stubbed (checked, then an empty value of its type), or
- * skipped (checked only).  The checks are the same in every mode, so the
- * mode changes what is built, never what is accepted.
+ * One pass over the text.  Each value is decoded in one of three modes,
+ * chosen by the rule its parent hands down: built (a jansson value),
+ * stubbed (checked, then an empty value of its type), or skipped (checked
+ * only).  Built values are read by recursive descent (value(), object(),
+ * array()), as deep as jansson reads; what is only checked, a skipped
+ * value or a stub's content, is read by one loop, check(), with the open
+ * containers as a stack of bits on the heap, so that no depth costs C
+ * stack.  The checks are the same in every mode, so the mode changes what
+ * is built and how deep it may be, never what else is accepted.
  *
  * Duplicate keys are found per object from a stack of the keys of the
  * objects being read: compared one by one while an object is small, and
  * sorted once at its end when it is large, so that no input costs more
- * than n log n.
+ * than n log n.  Objects deeper than JSON_PARSER_MAX_DEPTH, which jansson
+ * never reads, are not compared (pick.h): a key a level would otherwise
+ * cost the stack memory that checking without recursion saves.
  */
 #include <errno.h>
 #include <math.h>
@@ -46,21 +52,37 @@ struct key {
 	bool decoded;
 };
 
+/* Where check() found an object whose keys it compares: how far the key
+ * stack and dec went before it, for when it ends. */
+struct mark {
+	size_t nkeys;
+	size_t declen;
+};
+
 #define INLINE_KEYS 128
 #define INLINE_DEC 512
+#define INLINE_MARKS 32
+#define INLINE_OPEN 16 /* 64-bit words: 1024 levels */
 
 struct scan {
 	const unsigned char *start, *p, *end;
-	size_t depth;
+	size_t depth;     /* of the value being built, the top level being 1 */
 	struct pick_error *err;
 	bool failed;
 	struct key *keys; /* the keys of the open objects, innermost last */
 	size_t nkeys, capkeys;
 	char *dec;        /* decoded escaped keys, then scratch space */
 	size_t declen, deccap;
-	/* Where keys and dec start, so that most bodies need no malloc(). */
+	struct mark *marks; /* check()'s objects whose keys it compares */
+	size_t nmarks, capmarks;
+	uint64_t *open;   /* check()'s open containers, a bit each: 1 for an
+			     object, 0 for an array; innermost highest */
+	size_t capopen;   /* in words */
+	/* Where the stacks start, so that most bodies need no malloc(). */
 	struct key inline_keys[INLINE_KEYS];
 	char inline_dec[INLINE_DEC];
+	struct mark inline_marks[INLINE_MARKS];
+	uint64_t inline_open[INLINE_OPEN];
 };
 
 /* Bytes that a string may hold as they are: printable ASCII but '"' and
@@ -111,14 +133,11 @@ static inline uint64_t special_bytes(uint64_t w)
 	       zero_bytes(w ^ (ONES * '\\'));
 }
 
-/* Records the first error, at byte at; returns -1. */
-static int fail(struct scan *s, const unsigned char *at, const char *fmt, ...)
-	COMPILER_PRINTF(3, 4);
-
-static int fail(struct scan *s, const unsigned char *at, const char *fmt, ...)
+/* Records the first error, status with text, at byte at; returns -1. */
+static int set_error(struct scan *s, enum pick_status status,
+		     const unsigned char *at, const char *text)
 {
 	const unsigned char *q;
-	va_list ap;
 	int line = 1, column = 1;
 
 	if (s->failed)
@@ -132,13 +151,32 @@ static int fail(struct scan *s, const unsigned char *at, const char *fmt, ...)
 			column++;
 		}
 	}
-	s->err->status = PICK_INVALID;
+	s->err->status = status;
 	s->err->line = line;
 	s->err->column = column;
-	va_start(ap, fmt);
-	vsnprintf(s->err->text, sizeof(s->err->text), fmt, ap);
-	va_end(ap);
+	snprintf(s->err->text, sizeof(s->err->text), "%s", text);
 	return -1;
+}
+
+/* The document is not JSON (PICK_INVALID), at byte at; returns -1. */
+static int fail(struct scan *s, const unsigned char *at, const char *fmt, ...)
+	COMPILER_PRINTF(3, 4);
+
+static int fail(struct scan *s, const unsigned char *at, const char *fmt, ...)
+{
+	char text[sizeof(s->err->text)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	return set_error(s, PICK_INVALID, at, text);
+}
+
+/* A value to build, at s->p, is nested too deep (PICK_DEPTH); returns -1. */
+static int fail_depth(struct scan *s)
+{
+	return set_error(s, PICK_DEPTH, s->p, "maximum parsing depth reached");
 }
 
 static int nomem(struct scan *s)
@@ -197,21 +235,38 @@ static char *dec_reserve(struct scan *s, size_t extra)
 	return s->dec + s->declen;
 }
 
+/*
+ * Doubles the room of a stack: items, *cap elements of size elem, the
+ * first used of them in use, whose first room is inline (not freed).
+ * Returns the new room, items freed unless inline, or NULL out of memory
+ * (items unchanged).
+ */
+static void *grow(void *items, const void *inline_items, size_t *cap,
+		  size_t used, size_t elem)
+{
+	void *grown;
+
+	if (*cap > SIZE_MAX / 2 / elem)
+		return NULL;
+	grown = malloc(2 * *cap * elem);
+	if (!grown)
+		return NULL;
+	memcpy(grown, items, used * elem);
+	if (items != inline_items)
+		free(items);
+	*cap *= 2;
+	return grown;
+}
+
 /* Doubles the room of the key stack.  Returns 0, or -1 out of memory. */
 static int grow_keys(struct scan *s)
 {
-	struct key *grown;
+	struct key *grown = grow(s->keys, s->inline_keys, &s->capkeys,
+				 s->nkeys, sizeof(*grown));
 
-	if (s->capkeys > SIZE_MAX / 2 / sizeof(*grown))
-		return -1;
-	grown = malloc(2 * s->capkeys * sizeof(*grown));
 	if (!grown)
 		return -1;
-	memcpy(grown, s->keys, s->nkeys * sizeof(*grown));
-	if (s->keys != s->inline_keys)
-		free(s->keys);
 	s->keys = grown;
-	s->capkeys *= 2;
 	return 0;
 }
 
@@ -415,13 +470,13 @@ static size_t unescape(const unsigned char *raw, size_t len, char *out)
 	return o;
 }
 
-static const char *key_text(const struct scan *s, const struct key *k)
+static inline const char *key_text(const struct scan *s, const struct key *k)
 {
 	return k->decoded ? s->dec + k->off : (const char *)s->start + k->off;
 }
 
-static bool same_key(const struct scan *s, const struct key *a,
-		     const struct key *b)
+static COMPILER_INLINE bool same_key(const struct scan *s,
+				     const struct key *a, const struct key *b)
 {
 	return a->len == b->len && a->prefix == b->prefix &&
 	       (a->len <= 8 ||
@@ -472,8 +527,8 @@ static int check_large_object(struct scan *s, size_t frame,
  * has escapes.  While the object (whose keys start at frame) is small, it
  * is compared with the keys before it.  *text and *len give the key.
  */
-static int read_key(struct scan *s, size_t frame, const char **text,
-		    size_t *len)
+static COMPILER_INLINE int read_key(struct scan *s, size_t frame,
+				   const char **text, size_t *len)
 {
 	const unsigned char *at = s->p, *raw;
 	struct key *k;
@@ -513,8 +568,6 @@ static int read_key(struct scan *s, size_t frame, const char **text,
 	return 0;
 }
 
-static int value(struct scan *s, const struct pick_rule *r, json_t **out);
-
 /*
  * After a member or an element: moves past a ',' (returns 1: another one
  * follows) or past close (returns 0: the end), or fails (-1).
@@ -546,117 +599,6 @@ static const struct pick_rule *member_rule(const struct pick_rule *r,
 		if (f->len == len && !memcmp(f->key, key, len))
 			return f->rule;
 	return r->others;
-}
-
-/*
- * An object, at s->p.  Built when r keeps all of it or names its members;
- * otherwise checked, and an empty object when r asks for any value.
- */
-static int object(struct scan *s, const struct pick_rule *r, json_t **out)
-{
-	bool build = r && (r->kind == PICK_ALL || r->kind == PICK_OBJECT);
-	size_t frame = s->nkeys, decmark = s->declen;
-	json_t *obj = NULL;
-	int rc = -1, more;
-
-	s->p++;
-	skip_space(s);
-	if (r && !(obj = json_object()))
-		return nomem(s);
-	if (s->p < s->end && *s->p == '}') {
-		s->p++;
-		rc = 0;
-		goto out;
-	}
-	for (;;) {
-		const char *key = NULL;
-		size_t len = 0;
-		json_t *v;
-
-		if (s->p >= s->end || *s->p != '"') {
-			fail_here(s, "string or '}' expected");
-			goto out;
-		}
-		if (read_key(s, frame, &key, &len))
-			goto out;
-		skip_space(s);
-		if (s->p >= s->end || *s->p != ':') {
-			fail_here(s, "':' expected");
-			goto out;
-		}
-		s->p++;
-		skip_space(s);
-		if (value(s, build ? member_rule(r, key, len) : NULL, &v))
-			goto out;
-		/* key may have moved if dec grew: read it again. */
-		if (v && json_object_setn_new_nocheck(obj,
-				key_text(s, &s->keys[s->nkeys - 1]), len, v)) {
-			nomem(s);
-			goto out;
-		}
-		more = after_item(s, '}');
-		if (more < 0)
-			goto out;
-		if (!more)
-			break;
-	}
-	rc = s->nkeys - frame > SMALL_OBJECT ?
-	     check_large_object(s, frame, s->p - 1) : 0;
-out:
-	s->nkeys = frame;
-	s->declen = decmark;
-	if (rc) {
-		json_decref(obj);
-		return -1;
-	}
-	*out = obj;
-	return 0;
-}
-
-/*
- * An array, at s->p.  Built when r keeps all of it or gives a rule for its
- * elements; otherwise checked, and an empty array when r asks for any
- * value.
- */
-static int array(struct scan *s, const struct pick_rule *r, json_t **out)
-{
-	const struct pick_rule *item = NULL;
-	json_t *arr = NULL;
-	int more;
-
-	if (r && r->kind == PICK_ALL)
-		item = &pick_all;
-	else if (r && r->kind == PICK_ARRAY)
-		item = r->items;
-	s->p++;
-	skip_space(s);
-	if (r && !(arr = json_array()))
-		return nomem(s);
-	if (s->p < s->end && *s->p == ']') {
-		s->p++;
-		*out = arr;
-		return 0;
-	}
-	for (;;) {
-		json_t *v;
-
-		if (value(s, item, &v))
-			goto fail;
-		if (v && json_array_append_new(arr, v)) {
-			nomem(s);
-			goto fail;
-		}
-		more = after_item(s, ']');
-		if (more < 0)
-			goto fail;
-		if (!more)
-			break;
-	}
-	*out = arr;
-	return 0;
-fail:
-	json_decref(arr);
-	return -1;
 }
 
 /* A string value, at s->p; built unless r is NULL. */
@@ -806,34 +748,391 @@ static int literal(struct scan *s, const struct pick_rule *r, json_t **out)
 }
 
 /*
- * One value, at s->p, under rule r (NULL: checked only).  The depth counts
- * as jansson's parse_value() counts it: every value, scalars included.
+ * Checks the key of an object that check() does not compare, at s->p, and
+ * moves past it: a string that decodes without a NUL.
  */
-static int value(struct scan *s, const struct pick_rule *r, json_t **out)
+static int check_key(struct scan *s)
+{
+	const unsigned char *at = s->p, *raw, *p, *end;
+	size_t n;
+	bool escaped;
+
+	if (scan_string(s, &raw, &n, &escaped))
+		return -1;
+	if (!escaped)
+		return 0;
+	/* scan_string() checked every escape: each is whole. */
+	for (p = raw, end = raw + n;
+	     (p = memchr(p, '\\', (size_t)(end - p))); p += 2)
+		if (p[1] == 'u' && hex4(p + 2, end) == 0)
+			return fail(s, at, "NUL byte in object key not supported");
+	return 0;
+}
+
+/* Pushes a container onto check()'s stack, which holds open of them. */
+static int push_open(struct scan *s, size_t open, bool object)
+{
+	uint64_t bit = UINT64_C(1) << (open % 64);
+
+	if (open / 64 == s->capopen) {
+		uint64_t *grown = grow(s->open, s->inline_open, &s->capopen,
+				       open / 64, sizeof(*grown));
+
+		if (!grown)
+			return nomem(s);
+		s->open = grown;
+	}
+	if (object)
+		s->open[open / 64] |= bit;
+	else
+		s->open[open / 64] &= ~bit;
+	return 0;
+}
+
+/* Whether the n-th container (from 0) on check()'s stack is an object. */
+static inline bool open_is_object(const struct scan *s, size_t n)
+{
+	return (s->open[n / 64] >> (n % 64)) & 1;
+}
+
+/* An object whose keys check() compares begins, at s->p. */
+static int push_mark(struct scan *s)
+{
+	if (s->nmarks == s->capmarks) {
+		struct mark *grown = grow(s->marks, s->inline_marks,
+					  &s->capmarks, s->nmarks,
+					  sizeof(*grown));
+
+		if (!grown)
+			return nomem(s);
+		s->marks = grown;
+	}
+	s->marks[s->nmarks].nkeys = s->nkeys;
+	s->marks[s->nmarks].declen = s->declen;
+	s->nmarks++;
+	return 0;
+}
+
+/* The innermost object of push_mark() has ended, at s->p - 1. */
+static int pop_mark(struct scan *s)
+{
+	const struct mark *m = &s->marks[--s->nmarks];
+	int rc = s->nkeys - m->nkeys > SMALL_OBJECT ?
+		 check_large_object(s, m->nkeys, s->p - 1) : 0;
+
+	s->nkeys = m->nkeys;
+	s->declen = m->declen;
+	return rc;
+}
+
+/*
+ * Checks the value at s->p, one level below s->depth, as a built value is
+ * checked, and moves past it; builds nothing.  One loop and no recursion:
+ * the containers open in it are a bit each on a stack on the heap, so that
+ * any depth costs no C stack.  Objects at most JSON_PARSER_MAX_DEPTH deep
+ * have their keys compared as object() compares them; deeper ones, which
+ * jansson never reads, do not (pick.h).  A value deeper than limit fails
+ * with PICK_DEPTH.
+ */
+static int check(struct scan *s, size_t limit)
+{
+	const size_t max = JSON_PARSER_MAX_DEPTH;
+	size_t depth = s->depth, open = 0;
+	bool in_object = false; /* the innermost open container's kind */
+	int more;
+
+value:
+	if (++depth > limit)
+		return fail_depth(s);
+	if (s->p >= s->end)
+		return fail(s, s->p, "unexpected token near end of file");
+	switch (*s->p) {
+	case '{':
+	case '[': {
+		bool object = *s->p == '{';
+
+		s->p++;
+		skip_space(s);
+		if (s->p < s->end && *s->p == (object ? '}' : ']')) {
+			s->p++;
+			break;
+		}
+		if (push_open(s, open, object))
+			return -1;
+		open++;
+		in_object = object;
+		if (!object)
+			goto value;
+		if (depth <= max && push_mark(s))
+			return -1;
+		goto key;
+	}
+	case '"': {
+		const unsigned char *raw;
+		size_t len;
+		bool escaped;
+
+		if (scan_string(s, &raw, &len, &escaped))
+			return -1;
+		break;
+	}
+	case '-': case '0': case '1': case '2': case '3': case '4':
+	case '5': case '6': case '7': case '8': case '9':
+		if (number(s, NULL, NULL))
+			return -1;
+		break;
+	case ']': case '}': case ',': case ':':
+		return fail(s, s->p, "unexpected token");
+	default:
+		if (literal(s, NULL, NULL))
+			return -1;
+		break;
+	}
+	/* A value has ended, at depth: then its container's next item, or
+	 * the container's end, and so on outwards. */
+	depth--;
+	while (open) {
+		more = after_item(s, in_object ? '}' : ']');
+		if (more < 0)
+			return -1;
+		if (more && in_object)
+			goto key;
+		if (more)
+			goto value;
+		if (in_object && depth <= max && pop_mark(s))
+			return -1;
+		open--;
+		depth--;
+		in_object = open && open_is_object(s, open - 1);
+	}
+	return 0;
+
+key:
+	/* A member of the object open at depth. */
+	if (s->p >= s->end || *s->p != '"')
+		return fail_here(s, "string or '}' expected");
+	if (depth <= max) {
+		const char *text;
+		size_t len;
+
+		if (read_key(s, s->marks[s->nmarks - 1].nkeys, &text, &len))
+			return -1;
+	} else if (check_key(s)) {
+		return -1;
+	}
+	skip_space(s);
+	if (s->p >= s->end || *s->p != ':')
+		return fail_here(s, "':' expected");
+	s->p++;
+	skip_space(s);
+	goto value;
+}
+
+/*
+ * Adds a segment in front of the path of a PICK_DEPTH error, as the
+ * failure unwinds from the value too deep to the top: the member key
+ * key[0..n) (masked, cut; "" shown quoted), or when key is NULL the index
+ * n ("[n]"), then a '.' when a member follows.  A path too long keeps its
+ * outer part and ends in "...".
+ */
+static COMPILER_NOINLINE void path_prepend(struct scan *s, const char *key,
+					   size_t n)
+{
+	char *path = s->err->path, joined[sizeof(s->err->path) + 64];
+	size_t cap = sizeof(s->err->path), old = strlen(path), k, keep;
+
+	if (s->err->status != PICK_DEPTH)
+		return;
+	if (!key)
+		k = (size_t)snprintf(joined, 32, "[%zu]", n);
+	else if (!n)
+		k = (size_t)snprintf(joined, 32, "\"\"");
+	else
+		k = text_mask_cutn(joined, 48, key, n, 40);
+	if (old && path[0] != '[')
+		joined[k++] = '.';
+	if (k + old < cap) {
+		memcpy(joined + k, path, old + 1);
+		memcpy(path, joined, k + old + 1);
+		return;
+	}
+	/* k < cap - 4: cut on a character, then "...". */
+	keep = cap - 4;
+	memcpy(joined + k, path, keep + 1 - k);
+	while (keep && ((unsigned char)joined[keep] & 0xC0) == 0x80)
+		keep--;
+	memcpy(joined + keep, "...", 4);
+	memcpy(path, joined, keep + 4);
+}
+
+static int value(struct scan *s, const struct pick_rule *r, json_t **out);
+
+/*
+ * An object, at s->p, under r, which keeps all of it (PICK_ALL) or names
+ * its members (PICK_OBJECT).  Built.  Never inlined in value(), so that
+ * its locals do not weigh on every level of an array.
+ */
+static COMPILER_NOINLINE int object(struct scan *s, const struct pick_rule *r,
+				    json_t **out)
+{
+	size_t frame = s->nkeys, decmark = s->declen;
+	json_t *obj;
+	int rc = -1, more;
+
+	s->p++;
+	skip_space(s);
+	if (!(obj = json_object()))
+		return nomem(s);
+	if (s->p < s->end && *s->p == '}') {
+		s->p++;
+		rc = 0;
+		goto out;
+	}
+	for (;;) {
+		const char *key = NULL;
+		size_t len = 0, at;
+		json_t *v;
+
+		if (s->p >= s->end || *s->p != '"') {
+			fail_here(s, "string or '}' expected");
+			goto out;
+		}
+		if (read_key(s, frame, &key, &len))
+			goto out;
+		at = s->nkeys - 1;
+		skip_space(s);
+		if (s->p >= s->end || *s->p != ':') {
+			fail_here(s, "':' expected");
+			goto out;
+		}
+		s->p++;
+		skip_space(s);
+		if (value(s, member_rule(r, key, len), &v)) {
+			path_prepend(s, key_text(s, &s->keys[at]), len);
+			goto out;
+		}
+		/* key may have moved if dec grew: read it again. */
+		if (v && json_object_setn_new_nocheck(obj,
+				key_text(s, &s->keys[at]), len, v)) {
+			nomem(s);
+			goto out;
+		}
+		more = after_item(s, '}');
+		if (more < 0)
+			goto out;
+		if (!more)
+			break;
+	}
+	rc = s->nkeys - frame > SMALL_OBJECT ?
+	     check_large_object(s, frame, s->p - 1) : 0;
+out:
+	s->nkeys = frame;
+	s->declen = decmark;
+	if (rc) {
+		json_decref(obj);
+		return -1;
+	}
+	*out = obj;
+	return 0;
+}
+
+/*
+ * An array, at s->p, each element under item (NULL: checked only).
+ * Built.
+ */
+static int array(struct scan *s, const struct pick_rule *item, json_t **out)
+{
+	json_t *arr;
+	size_t i;
+	int more;
+
+	s->p++;
+	skip_space(s);
+	if (!(arr = json_array()))
+		return nomem(s);
+	if (s->p < s->end && *s->p == ']') {
+		s->p++;
+		*out = arr;
+		return 0;
+	}
+	for (i = 0;; i++) {
+		json_t *v;
+
+		if (value(s, item, &v)) {
+			path_prepend(s, NULL, i);
+			goto fail;
+		}
+		if (v && json_array_append_new(arr, v)) {
+			nomem(s);
+			goto fail;
+		}
+		more = after_item(s, ']');
+		if (more < 0)
+			goto fail;
+		if (!more)
+			break;
+	}
+	*out = arr;
+	return 0;
+fail:
+	json_decref(arr);
+	return -1;
+}
+
+/*
+ * An object or array at s->p whose content the rule does not keep: v, a
+ * new empty value of its type, consumed, once the container is checked.
+ */
+static int stub(struct scan *s, json_t *v, json_t **out)
 {
 	int rc;
 
-	if (r && r->kind == PICK_TEXT) {
-		const unsigned char *from = s->p;
+	if (!v)
+		return nomem(s);
+	s->depth--; /* check() counts the container itself */
+	rc = check(s, SIZE_MAX);
+	s->depth++;
+	if (rc) {
+		json_decref(v);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
 
-		if (value(s, NULL, out))
+/*
+ * One value, at s->p, under rule r (NULL: checked only, and *out stays
+ * NULL).  The depth counts as jansson's parse_value() counts it: every
+ * value, scalars included; it is limited for what is built (pick.h).
+ */
+static int value(struct scan *s, const struct pick_rule *r, json_t **out)
+{
+	const unsigned char *from = s->p;
+	int rc;
+
+	*out = NULL;
+	if (!r)
+		return check(s, SIZE_MAX);
+	if (r->kind == PICK_TEXT) {
+		if (check(s, JSON_PARSER_MAX_DEPTH))
 			return -1;
 		*out = json_stringn_nocheck((const char *)from,
 					    (size_t)(s->p - from));
 		return *out ? 0 : nomem(s);
 	}
-	*out = NULL;
 	if (++s->depth > JSON_PARSER_MAX_DEPTH)
-		return fail(s, s->p, "maximum parsing depth reached");
+		return fail_depth(s);
 	if (s->p >= s->end)
 		return fail(s, s->p, "unexpected token near end of file");
 	switch (*s->p) {
 	case '{':
-		rc = object(s, r, out);
+		rc = r->kind == PICK_ALL || r->kind == PICK_OBJECT ?
+		     object(s, r, out) : stub(s, json_object(), out);
 		break;
 	case '[':
-		rc = array(s, r && r->kind == PICK_OBJECT ? &pick_stub : r,
-			   out);
+		rc = r->kind == PICK_ALL ? array(s, &pick_all, out) :
+		     r->kind == PICK_ARRAY ? array(s, r->items, out) :
+		     stub(s, json_array(), out);
 		break;
 	case '"':
 		rc = string(s, r, out);
@@ -871,6 +1170,11 @@ json_t *pick_loadb(const char *buf, size_t len, const struct pick_rule *rule,
 	s.dec = s.inline_dec;
 	s.declen = 0;
 	s.deccap = INLINE_DEC;
+	s.marks = s.inline_marks;
+	s.nmarks = 0;
+	s.capmarks = INLINE_MARKS;
+	s.open = s.inline_open;
+	s.capopen = INLINE_OPEN;
 	skip_space(&s);
 	if (s.p >= s.end || (*s.p != '{' && *s.p != '[')) {
 		fail_here(&s, "'[' or '{' expected");
@@ -886,5 +1190,9 @@ json_t *pick_loadb(const char *buf, size_t len, const struct pick_rule *rule,
 		free(s.keys);
 	if (s.dec != s.inline_dec)
 		free(s.dec);
+	if (s.marks != s.inline_marks)
+		free(s.marks);
+	if (s.open != s.inline_open)
+		free(s.open);
 	return root;
 }

@@ -1,5 +1,5 @@
 /*
- * pick.h - a selective JSON decoder: validates a whole document exactly as
+ * pick.h - a selective JSON decoder: validates a whole document as
  * jansson's json_loadb(JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL) does, but
  * builds jansson values only for the parts a schema names.
  *
@@ -8,15 +8,38 @@
  * for each of them is where a full decode spends its time; checking and
  * skipping them is several times cheaper.
  *
+ * Each value is built (a jansson value is made for it: kept, kept as text,
+ * or a stub's empty value) or only checked (a member the schema drops, the
+ * content of a stub).  What is only checked is read without recursion, at
+ * any depth, with a stack of one bit a level on the heap; what is built is
+ * read by recursion and never deeper than jansson reads.
+ *
  * Invariants:
  * - pick_loadb() accepts exactly the documents that json_loadb() accepts
- *   with those flags: syntax, UTF-8, escapes and surrogate pairs, number
- *   ranges (int64 integers, reals that do not overflow), duplicate keys in
- *   every object (kept or not), NUL in keys, and nesting depth
- *   (JSON_PARSER_MAX_DEPTH, counted the same way).  One exception: a raw
- *   NUL byte is never accepted.  jansson drops one that directly follows a
- *   number or a literal (its lexer reads one byte ahead and loses a NUL
- *   when it puts it back), so it takes "[1\0]"; RFC 8259 does not.
+ *   with those flags, with two exceptions below: syntax, UTF-8, escapes and
+ *   surrogate pairs, number ranges (int64 integers, reals that do not
+ *   overflow), duplicate keys, NUL in keys.  It refuses every document
+ *   that json_loadb() refuses, but for the second exception.
+ * - Exception 1: a raw NUL byte is never accepted.  jansson drops one that
+ *   directly follows a number or a literal (its lexer reads one byte ahead
+ *   and loses a NUL when it puts it back), so it takes "[1\0]"; RFC 8259
+ *   does not.
+ * - Exception 2, depth.  json_loadb() refuses a document that nests any
+ *   value deeper than JSON_PARSER_MAX_DEPTH (2048), counting every value,
+ *   scalars included.  pick_loadb() counts the same way but refuses only
+ *   when a value it builds is that deep, with PICK_DEPTH; a value it only
+ *   checks may nest to any depth.  Duplicate keys are found in every
+ *   object at most JSON_PARSER_MAX_DEPTH deep, which is every object of a
+ *   document that json_loadb() can read and every object pick_loadb()
+ *   builds; an object deeper than that (only checked, then) has its keys
+ *   checked for everything else but not compared with each other, so that
+ *   checking costs no memory per level.  Everything else is checked at
+ *   every depth.
+ * - The C stack it uses is bounded by the depth of what it builds (at
+ *   most JSON_PARSER_MAX_DEPTH levels of one small frame each; with a
+ *   schema, the schema's depth and the depth of its PICK_ALL values), never
+ *   by the depth of what it only checks.  Its heap is one bit per level
+ *   checked, plus the keys of the open objects it compares.
  * - Every value the schema keeps is equal (json_equal) to what json_loadb()
  *   gives for it, and objects keep their members in document order; but
  *   for PICK_TEXT, whose value is its text.
@@ -45,7 +68,8 @@ enum pick_kind {
 			kept as a string: checked, but decoded only by a
 			reader that needs it (json_loadb() with
 			JSON_DECODE_ANY | JSON_REJECT_DUPLICATES gives the
-			value itself) */
+			value itself); built, as far as depth goes, so that
+			json_loadb() can read it */
 };
 
 struct pick_field;
@@ -104,6 +128,9 @@ extern const struct pick_rule pick_text;
 enum pick_status {
 	PICK_OK,
 	PICK_INVALID, /* not JSON, or JSON that json_loadb() refuses */
+	PICK_DEPTH,   /* a value to build is nested deeper than
+			 JSON_PARSER_MAX_DEPTH; the text up to it is JSON,
+			 the rest is unread */
 	PICK_NOMEM,
 };
 
@@ -112,6 +139,10 @@ struct pick_error {
 	int line;        /* 1-based; 0 for PICK_NOMEM */
 	int column;      /* 1-based, in bytes */
 	char text[128];  /* "invalid escape", "duplicate object key", ... */
+	/* PICK_DEPTH: where, as members and indexes from the top
+	 * ("request.object.metadata.labels.a[0][0]"), masked, cut with "..."
+	 * when long; "" otherwise */
+	char path[192];
 };
 
 /*

@@ -91,6 +91,34 @@ static const struct pick_rule review_rule = {
 	NULL, NULL
 };
 
+/*
+ * A scalar kept whole; an object or array kept empty, its content only
+ * checked: nothing under it is built, so no depth can be refused there.
+ */
+static const struct pick_rule scalar_rule = { PICK_OBJECT, NULL, NULL, NULL };
+
+/*
+ * What a review's answer needs of a body that review_rule could not
+ * decode, a value it builds being nested too deep: the envelope and what
+ * the log line names, each a scalar (scalar_rule), so that decoding with
+ * it can refuse only what is not JSON at all.
+ */
+static const struct pick_rule envelope_rule = {
+	PICK_OBJECT, PICK_FIELDS(
+		PICK_FIELD("apiVersion", &scalar_rule),
+		PICK_FIELD("kind", &scalar_rule),
+		PICK_FIELD("request", PICK_OBJ(
+			PICK_FIELD("uid", &scalar_rule),
+			PICK_FIELD("operation", &scalar_rule),
+			PICK_FIELD("namespace", &scalar_rule),
+			PICK_FIELD("object", PICK_OBJ(
+				PICK_FIELD("metadata", PICK_OBJ(
+					PICK_FIELD("name", &scalar_rule),
+					PICK_FIELD("generateName",
+						   &scalar_rule)))))))),
+	NULL, NULL
+};
+
 /* Sets a text answer (400 or 500): one line, masked.  Returns -1. */
 static int text_answer(struct review_answer *ans, int status,
 		       const char *reason)
@@ -226,6 +254,10 @@ static void write_answer(struct buf *out, const char *api, const json_t *uid,
 static int handle_json(const struct config *cfg, const json_t *root,
 		       bool user_text, const struct review_options *opt,
 		       struct review_answer *ans);
+static int envelope(const json_t *root, const char **api,
+		    struct review_answer *ans);
+static int too_deep(const char *body, size_t len,
+		    const struct pick_error *deep, struct review_answer *ans);
 
 const struct config *review_select(const struct config *cfg, const json_t *ns,
 				   const json_t *ns_alt, const char *fallback,
@@ -295,6 +327,8 @@ int review_handlen_with(const struct config *cfg, const char *body,
 		json_decref(root);
 	} else if (perr.status == PICK_NOMEM) {
 		rc = text_answer(ans, 500, "internal error: out of memory");
+	} else if (perr.status == PICK_DEPTH) {
+		rc = too_deep(body, len, &perr, ans);
 	} else {
 		snprintf(reason, sizeof(reason),
 			 "request body is not JSON: %s (line %d, column %d)",
@@ -389,32 +423,28 @@ static bool any_hit(const struct policy_decision *d)
 	return d->hits.nlisted > 0;
 }
 
-static int handle_json(const struct config *cfg, const json_t *root,
-		       bool user_text, const struct review_options *opt,
-		       struct review_answer *ans)
+/*
+ * Checks that root is an AdmissionReview (behaviour §5.1) and copies the
+ * log fields of its request into *ans.  Returns 0 with *api the answer's
+ * apiVersion (static), or -1 with *ans a 400 (or, out of memory, 500) text
+ * answer.
+ */
+static int envelope(const json_t *root, const char **api,
+		    struct review_answer *ans)
 {
-	static const struct review_options defaults;
-	struct policy_decision d;
-	struct policy_requester who;
-	struct policy_request req;
-	bool decided = false, examined;
-	json_t *request, *object, *meta, *user = NULL;
-	struct buf out = BUF_INIT;
-	const char *api, *bad = NULL;
-	json_t *uid;
+	const json_t *request = json_object_get(root, "request");
+	const json_t *uid = json_object_get(request, "uid"), *meta;
+	const char *bad = NULL;
 	char reason[320];
-	int rc = -1;
 
-	api = is_string(json_object_get(root, "apiVersion"),
-			"admission.k8s.io/v1") ? "admission.k8s.io/v1" :
-	      is_string(json_object_get(root, "apiVersion"),
-			"admission.k8s.io/v1beta1") ? "admission.k8s.io/v1beta1" :
-	      NULL;
-	request = json_object_get(root, "request");
-	uid = json_object_get(request, "uid");
+	*api = is_string(json_object_get(root, "apiVersion"),
+			 "admission.k8s.io/v1") ? "admission.k8s.io/v1" :
+	       is_string(json_object_get(root, "apiVersion"),
+			 "admission.k8s.io/v1beta1") ? "admission.k8s.io/v1beta1" :
+	       NULL;
 	if (!json_is_object(root))
 		bad = "the body is not a JSON object";
-	else if (!api)
+	else if (!*api)
 		bad = "apiVersion must be admission.k8s.io/v1 or admission.k8s.io/v1beta1";
 	else if (!is_string(json_object_get(root, "kind"), "AdmissionReview"))
 		bad = "kind must be AdmissionReview";
@@ -425,18 +455,95 @@ static int handle_json(const struct config *cfg, const json_t *root,
 	if (bad) {
 		snprintf(reason, sizeof(reason), "not an AdmissionReview: %s",
 			 bad);
-		rc = text_answer(ans, 400, reason);
-		goto out;
+		return text_answer(ans, 400, reason);
 	}
-
 	copy_field(ans->uid, uid);
 	copy_field(ans->operation, json_object_get(request, "operation"));
 	copy_field(ans->namespace_, json_object_get(request, "namespace"));
-	object = json_object_get(request, "object");
-	meta = json_object_get(object, "metadata");
+	meta = json_object_get(json_object_get(request, "object"), "metadata");
 	copy_field(ans->name, json_object_get(meta, "name"));
 	if (!ans->name[0])
 		copy_field(ans->name, json_object_get(meta, "generateName"));
+	return 0;
+}
+
+/*
+ * The answer to a body in which review_rule met a value to build nested
+ * deeper than JSON_PARSER_MAX_DEPTH (*deep says where): read again for its
+ * envelope alone, which no depth can refuse, it is denied with 400 inside
+ * an AdmissionReview (behaviour §5.2), since a review that the API server
+ * sends must get a decision; or it gets the 400 text answer of a body that
+ * is not JSON or not an AdmissionReview (§5.1).  Returns as
+ * review_handlen().
+ */
+static int too_deep(const char *body, size_t len,
+		    const struct pick_error *deep, struct review_answer *ans)
+{
+	struct policy_decision d = { 0 };
+	struct pick_error perr;
+	struct buf out = BUF_INIT;
+	const char *api;
+	char reason[320];
+	json_t *root;
+	int rc;
+
+	root = pick_loadb(body, len, &envelope_rule, &perr);
+	if (!root && perr.status == PICK_NOMEM)
+		return text_answer(ans, 500, "internal error: out of memory");
+	if (!root) {
+		snprintf(reason, sizeof(reason),
+			 "request body is not JSON: %s (line %d, column %d)",
+			 perr.text, perr.line, perr.column);
+		return text_answer(ans, 400, reason);
+	}
+	rc = envelope(root, &api, ans);
+	if (!rc) {
+		d.code = 400;
+		d.message = reason;
+		snprintf(reason, sizeof(reason),
+			 "%s: nested deeper than %d levels, the most the "
+			 "webhook decodes in a field it reads (line %d, "
+			 "column %d)", deep->path[0] ? deep->path : "(top)",
+			 JSON_PARSER_MAX_DEPTH, deep->line, deep->column);
+		write_answer(&out, api, json_object_get(json_object_get(root,
+				"request"), "uid"), &d, &ans->ops);
+		free(ans->body);
+		ans->body = buf_failed(&out) ? NULL :
+			    buf_detach(&out, &ans->body_len);
+		if (ans->body) {
+			ans->http_status = 200;
+			ans->content_type = CONTENT_JSON;
+			ans->outcome = REVIEW_DENIED;
+		} else {
+			rc = text_answer(ans, 500,
+					 "internal error: out of memory");
+		}
+	}
+	buf_release(&out);
+	json_decref(root);
+	return rc;
+}
+
+static int handle_json(const struct config *cfg, const json_t *root,
+		       bool user_text, const struct review_options *opt,
+		       struct review_answer *ans)
+{
+	static const struct review_options defaults;
+	struct policy_decision d;
+	struct policy_requester who;
+	struct policy_request req;
+	bool decided = false, examined;
+	json_t *request, *object, *user = NULL;
+	struct buf out = BUF_INIT;
+	const char *api;
+	json_t *uid;
+	int rc = -1;
+
+	if (envelope(root, &api, ans))
+		goto out;
+	request = json_object_get(root, "request");
+	uid = json_object_get(request, "uid");
+	object = json_object_get(request, "object");
 
 	if (!opt)
 		opt = &defaults;

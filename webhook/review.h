@@ -85,11 +85,13 @@ void review_answer_release(struct review_answer *ans);
 /*
  * Decodes the AdmissionReview in body[0..len), decides it with cfg, and
  * fills *ans (which must have been initialised).  Always fills an answer:
- * 200 with a JSON AdmissionReview response (allowed, patched or denied);
- * 400 with a one-line text reason when the body is not JSON or not an
- * AdmissionReview (docs/behaviour.md §5.1); 500 when memory ran out.
- * Returns 0 for a 200 answer and -1 otherwise.  Thread-safe: cfg is only
- * read.
+ * 200 with a JSON AdmissionReview response (allowed, patched or denied,
+ * also a denial with 400 when a field it reads nests deeper than 2048
+ * levels; what it does not read may nest to any depth); 400 with a
+ * one-line text reason when the body is not JSON or not an AdmissionReview
+ * (docs/behaviour.md §5.1); 500 when memory ran out.  Returns 0 for a 200
+ * answer and -1 otherwise.  Thread-safe: cfg is only read.  Its stack does
+ * not grow with the depth of what it skips.
  */
 int review_handlen(const struct config *cfg, const char *body, size_t len,
 		   struct review_answer *ans);
@@ -102,8 +104,8 @@ int review_handlen_with(const struct config *cfg, const char *body,
 /*
  * review_handlen() for a document already decoded (borrowed): the answer
  * to root as a whole.  review_handlen() decodes only what the policy reads
- * and gives the same answer as this function on the full decode; tests and
- * the fuzzer hold the two to that.
+ * and gives the same answer as this function on the full decode, wherever
+ * jansson can decode the body; tests and the fuzzer hold the two to that.
  */
 int review_handle_json(const struct config *cfg, const json_t *root,
 		       struct review_answer *ans);

@@ -8,9 +8,10 @@ From the repository root; `make e2e` runs it after it has installed what is
 missing and built or found the API server (see tests/e2e/e2e.mk).  The
 tests run in this order on one cluster, started once for all of them:
 corpus, dry_run, reinvocation, v1beta1, quota, ert, failure_policy,
-rotation, chart, guards, profiles, escapes_ephemeral; -k also knows each by
-the name it prints (dry-run, extended-resource-toleration, failure-policy,
-escapes-ephemeral).
+rotation, chart, guards, profiles, escapes_ephemeral, escapes_depth; -k
+also knows each by the name it prints (dry-run,
+extended-resource-toleration, failure-policy, escapes-ephemeral,
+escapes-depth).
 
 What runs, all on 127.0.0.1 on free ports, logs in build/e2e/:
   - etcd from Debian's etcd-server, with its own data folder (the packaged
@@ -63,6 +64,10 @@ import pytest
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# Corpus cases and test pods nest 2100 levels deep (managedFields, as a
+# tenant can send them): Python's json takes a frame or two a level.
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
 
 
 def _path(var, *default):
@@ -504,13 +509,14 @@ class Cluster:
         self.apiserver.stop()
         self.start_apiserver(plugins)
 
-    def api(self, method, path, body=None, user="admin"):
+    def api(self, method, path, body=None, user="admin",
+            content_type="application/json"):
         """A direct request to the API server: (status, parsed body or text)."""
         req = urllib.request.Request(
             f"https://127.0.0.1:{self.api_port}{path}", method=method,
             data=None if body is None else json.dumps(body).encode(),
             headers={"Authorization": "Bearer " + self.tokens[user],
-                     "Content-Type": "application/json"})
+                     "Content-Type": content_type})
         try:
             with urllib.request.urlopen(req, context=self.api_ssl, timeout=20) as r:
                 code, data = r.status, r.read()
@@ -1923,6 +1929,139 @@ class Suite:
                      "ephemeral container tried on a vGPU pod, and one added to a CPU and "
                      "a vGPU pod under overwriteEnv")
 
+    # --- 13 ----------------------------------------------------------------
+
+    def test_escapes_depth(self, t):
+        """Issue 16, escape 1: a tenant's metadata.managedFields[].fieldsV1
+        nested 2100 levels deep, which the API server keeps and forwards,
+        on a CREATE and in a merge PATCH.  jansson refuses such a body, and
+        under the chart's webhook configurations with failurePolicy Ignore
+        an HTTP error from the webhook lets the pod through unchecked.  The
+        webhook must decide: the guards refuse a forged hami.io/vgpu-node
+        and NVIDIA_VISIBLE_DEVICES=all, and a plain GPU pod is defaulted."""
+        cl = self.cl
+        ns, key = "e2e-guards", "hami.io/vgpu-node"
+        ignore = ("webhook.failurePolicy=Ignore", "webhook.update.failurePolicy=Ignore")
+        configs = ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
+        rendered = {kind: text for kind, text, _ in split_docs(self.render(*ignore))}
+        for kind in configs:
+            cl.apply(rendered[kind])
+        self.settle()
+        try:
+            for kind in configs:
+                rc, out, err = cl.kubectl(["get", kind.lower(), RELEASE, "-o", "json"])
+                t.equal(json.loads(out)["webhooks"][0]["failurePolicy"] if rc == 0 else err,
+                        "Ignore", f"the chart's {kind} fails open")
+            self.depth_cases(t, ns, key)
+        finally:
+            chart = {kind: text for kind, text, _ in self.docs}
+            for kind in configs:
+                cl.apply(chart[kind])
+            self.settle()
+        t.summary = ("managedFields 2100 deep under failurePolicy Ignore: the forged "
+                     "annotation and NVIDIA_VISIBLE_DEVICES=all refused on CREATE, the "
+                     "annotation refused in a merge PATCH, a GPU pod stored defaulted")
+
+    def depth_cases(self, t, ns, key):
+        cl = self.cl
+        levels = 2100
+
+        def deep_fields():
+            v = {}
+            for _ in range(levels):
+                v = {"f:a": v}
+            return [{"manager": "tenant", "operation": "Update", "apiVersion": "v1",
+                     "fieldsType": "FieldsV1", "fieldsV1": v}]
+
+        def stored_depth(pod):
+            """How deep the deepest stored fieldsV1 nests."""
+            most = 0
+            for entry in (pod.get("metadata") or {}).get("managedFields") or []:
+                v, n = entry.get("fieldsV1"), 0
+                while isinstance(v, dict) and v:
+                    v, n = next(iter(v.values())), n + 1
+                most = max(most, n)
+            return most
+
+        def decided(name, op, before):
+            return [d.get("outcome") for d in cl.decisions()[before:]
+                    if (d.get("name"), d.get("operation")) == (name, op)]
+
+        def gone(name):
+            rc, _, err = cl.kubectl(["get", "pod", name, "-n", ns], user=TENANT)
+            return rc != 0 and "NotFound" in err
+
+        # 1. CREATE, the escape as filed: kubectl create as the tenant.
+        pod = gpu_pod("depth-escape", ns, annotations={key: "gpu-node-7"},
+                      env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}])
+        pod["metadata"]["managedFields"] = deep_fields()
+        before = len(cl.decisions())
+        rc, _, err = create(cl, pod, user=TENANT)
+        t.check(rc != 0, "CREATE with managedFields 2100 deep, a forged annotation and "
+                "NVIDIA_VISIBLE_DEVICES=all: refused", err.strip())
+        t.check(err.startswith(DENIAL_SHOWN[403]) and
+                f'admission webhook "{WEBHOOK_NAME}" denied the request: '
+                f'annotation "{key}" is written by the scheduler and cannot be set; '
+                'container "cuda": env NVIDIA_VISIBLE_DEVICES="all" cannot be set' in err,
+                "CREATE: kubectl shows the guards' 403", err.strip())
+        t.check(gone("depth-escape"), "CREATE: the pod is not stored")
+        t.equal(decided("depth-escape", "CREATE", before), ["denied"],
+                "CREATE: the webhook decided it (denied), no HTTP error")
+
+        # 2. CREATE of a plain GPU pod: defaulted, the deep field kept.
+        pod = gpu_pod("depth-gpu", ns)
+        pod["metadata"]["managedFields"] = deep_fields()
+        before = len(cl.decisions())
+        rc, got, err = create(cl, pod, user=TENANT, extra=["--show-managed-fields"])
+        if t.check(rc == 0, "CREATE of a GPU pod with managedFields 2100 deep: admitted",
+                   err.strip()):
+            t.check(is_defaulted(got), "it is stored defaulted", got["spec"])
+            t.check(stored_depth(got) >= levels, "the API server kept managedFields "
+                    f"{levels} deep (what the webhook was sent)", stored_depth(got))
+            check_warnings(t, "depth-gpu", err, [DEFAULT_WARNING])
+        # A mutating webhook that an earlier test left registered may make
+        # the API server call ours again (reinvocation): 0 operations then.
+        outcomes = decided("depth-gpu", "CREATE", before)
+        t.check(outcomes[:1] == ["patched"] and
+                all(o == "allowed" for o in outcomes[1:]),
+                "CREATE: the webhook decided it (patched, then any reinvocation allowed "
+                "unchanged)", outcomes)
+
+        # 3. A merge PATCH of a running pod that brings managedFields 2100
+        # deep and the scheduler's annotation (an UPDATE: /validate).
+        rc, _, err = create(cl, gpu_pod("depth-patch", ns), user=TENANT)
+        if not t.check(rc == 0, "the tenant creates a GPU pod to patch", err.strip()):
+            return
+        path = f"/api/v1/namespaces/{ns}/pods/depth-patch"
+        merge = "application/merge-patch+json"
+        before = len(cl.decisions())
+        code, body = cl.api("PATCH", path, {"metadata": {
+            "managedFields": deep_fields(), "annotations": {key: "gpu-node-7"}}},
+            user=TENANT, content_type=merge)
+        msg = body.get("message", "") if isinstance(body, dict) else str(body)
+        t.check(code == 403 and f'admission webhook "{VALIDATING_NAME}" denied the request: '
+                f'annotation "{key}" is written by the scheduler and cannot be changed by '
+                f'"{TENANT}"' in msg, "merge PATCH with managedFields 2100 deep and "
+                f"{key}: refused with the guard's 403", f"HTTP {code}: {msg}")
+        t.equal(self.annotations(ns, "depth-patch")[0].get(key), None,
+                f"merge PATCH: {key} is not stored")
+        outcomes = decided("depth-patch", "UPDATE", before)
+        t.check(outcomes and set(outcomes) == {"denied"},
+                "merge PATCH: the webhook decided it (denied), no HTTP error", outcomes)
+        # The same deep field with a harmless label: allowed, by a decision.
+        before = len(cl.decisions())
+        code, body = cl.api("PATCH", path, {"metadata": {
+            "managedFields": deep_fields(), "labels": {"tier": "deep"}}},
+            user=TENANT, content_type=merge)
+        if t.check(code == 200, "merge PATCH with managedFields 2100 deep and a label: "
+                   "allowed", f"HTTP {code}: {body if code != 200 else ''}"):
+            t.equal((body.get("metadata") or {}).get("labels", {}).get("tier"), "deep",
+                    "merge PATCH: the label is stored")
+            t.check(stored_depth(body) >= levels, "merge PATCH: the API server kept "
+                    f"managedFields {levels} deep", stored_depth(body))
+        t.equal(decided("depth-patch", "UPDATE", before), ["allowed"],
+                "merge PATCH: the webhook decided it (allowed), no HTTP error")
+
 
 class SecondWebhook:
     """A tiny mutating webhook for the reinvocation test: it appends the env
@@ -2114,6 +2253,7 @@ test_chart = checks(9, "chart", Suite.test_chart)
 test_guards = checks(10, "guards", Suite.test_guards)
 test_profiles = checks(11, "profiles", Suite.test_profiles)
 test_escapes_ephemeral = checks(12, "escapes-ephemeral", Suite.test_escapes_ephemeral)
+test_escapes_depth = checks(13, "escapes-depth", Suite.test_escapes_depth)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,11 @@ usage: seeds.py OUTDIR
   OUTDIR/review/   every fixture's review.json
   OUTDIR/policy/   a config selector byte, then every fixture's pod
   OUTDIR/quantity/ quantities from the fixtures and a fixed list
-  OUTDIR/pick/     short JSON texts, valid and not
+  OUTDIR/pick/     short JSON texts, valid and not, some nested deeper
+                   than jansson reads; each also after a tab and after a
+                   carriage return (read again deep down by fuzz_pick)
+  (and OUTDIR/review/ also reviews whose managedFields nest 2100 deep, and
+  each review after a newline, which fuzz_review reads again with them)
   OUTDIR/yaml/     a selector byte, then YAML streams and manifests
 """
 import copy
@@ -25,7 +29,31 @@ PICK = [b'{"a":[1,-0.5e3,true,null],"o":{"a":"x","b":{"c":[]},"z":1},'
         b'[{"a":1,"a":2}]', b'{"o":[1],"l":{"a":1}}', b'[1\x00]',
         b'{"\\u0061":1,"a":2}', b'[9223372036854775807,1e309]',
         b'[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]',
-        b'["\xc3\xa9\xed\xa0\x80"]', b'{"a":"\\ud800\\u0041"}']
+        b'["\xc3\xa9\xed\xa0\x80"]', b'{"a":"\\ud800\\u0041"}',
+        b'[{"k\\u0000":1},{"\\\\u0000":2}]',
+        # deeper than jansson's 2048 levels: dropped, stubbed, kept
+        b'{"skip":' + b'[' * 2100 + b']' * 2100 + b',"a":1}',
+        b'{"o":{"b":' + b'{"k":' * 2100 + b'1' + b'}' * 2100 + b'}}',
+        b'{"l":[{"x":' + b'[{"k":1,"k":' * 1100 + b'2' + b'}]' * 1100
+        + b'}]}',
+        b'{"a":' + b'[' * 2100 + b']' * 2100 + b'}']
+
+# managedFields as a tenant may give them: fieldsV1 nested 2100 deep.
+DEEP_FIELDS = {"manager": "tenant", "operation": "Update", "apiVersion": "v1",
+               "fieldsType": "FieldsV1", "fieldsV1": "DEEP"}
+DEEP_TEXT = '{"f:a":' * 2100 + '{}' + '}' * 2100
+
+
+def deep_managed_fields(review):
+    """review (a CREATE) with a managedFields entry nested 2100 deep, as
+    text: Python's json cannot write it."""
+    r = copy.deepcopy(review)
+    meta = r["request"]["object"].get("metadata")
+    if not isinstance(meta, dict):
+        return None
+    meta["managedFields"] = [DEEP_FIELDS]
+    return json.dumps(r).replace('"fieldsV1": "DEEP"',
+                                 '"fieldsV1": ' + DEEP_TEXT)
 
 YAML = [b"a: 1\n---\n# c\nb: [y, n, 1e3, '1', ~, 0x1f, 1:20, 2001-12-14]\n",
         b"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n"
@@ -108,9 +136,13 @@ def main():
             raw = f.read()
         with open(os.path.join(out, "review", name), "wb") as f:
             f.write(raw)
+        # fuzz_review reads one that starts with white space again with
+        # deep managedFields
+        with open(os.path.join(out, "review", name + "-lead"), "wb") as f:
+            f.write(b"\n" + raw)
         try:
             review = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # a deep fixture
             continue
         if isinstance(review, dict) and \
                 (review.get("request") or {}).get("operation") == "CREATE":
@@ -118,6 +150,12 @@ def main():
                 with open(os.path.join(out, "review", "%s-update%d" % (name, i)),
                           "w") as f:
                     json.dump(r, f)
+            deep = deep_managed_fields(review) \
+                if isinstance(review["request"].get("object"), dict) else None
+            if deep:
+                with open(os.path.join(out, "review", "%s-deep" % name),
+                          "w") as f:
+                    f.write(deep)
         pod = (review.get("request") or {}).get("object")
         if not isinstance(pod, dict):
             continue
@@ -127,8 +165,12 @@ def main():
                 f.write(bytes([selector]) + json.dumps(pod).encode())
         quantities.update(pod_quantities(pod))
     for i, text in enumerate(PICK):
-        with open(os.path.join(out, "pick", "p%02d" % i), "wb") as f:
-            f.write(text)
+        # fuzz_pick reads a text that starts with a tab or a carriage
+        # return again 3000 levels deep, dropped or stubbed
+        for lead, tag in ((b"", ""), (b"\t", "-drop"), (b"\r", "-stub")):
+            with open(os.path.join(out, "pick", "p%02d%s" % (i, tag)),
+                      "wb") as f:
+                f.write(lead + text)
     for i, text in enumerate(YAML):
         for selector in (0, 5):
             with open(os.path.join(out, "yaml", "y%02d-%d" % (i, selector)),

@@ -1,8 +1,8 @@
 /*
  * test.h - what the cmocka programs share: the headers cmocka needs, the
  * size of a table, expectations that count instead of stopping, a file
- * reader, a JSON loader for test inputs, and a group fixture holding the
- * built-in config.
+ * reader, a JSON loader for test inputs, deep documents, a group fixture
+ * holding the built-in config, and a measure of the stack a function uses.
  *
  * Everything here is a macro or a static inline function, so that each
  * program takes what it uses and nothing else.
@@ -84,6 +84,27 @@ static inline json_t *test_json(const char *text)
 	return v;
 }
 
+/*
+ * n copies of open, then inner, then n copies of close: a document nested
+ * n deep.  Returns a new string (the caller frees it).
+ */
+static inline char *test_nest(size_t n, const char *open, const char *inner,
+			      const char *close)
+{
+	size_t a = strlen(open), b = strlen(inner), c = strlen(close), i;
+	char *s = malloc(n * (a + c) + b + 1), *p = s;
+
+	assert_non_null(s);
+	for (i = 0; i < n; i++, p += a)
+		memcpy(p, open, a);
+	memcpy(p, inner, b);
+	p += b;
+	for (i = 0; i < n; i++, p += c)
+		memcpy(p, close, c);
+	*p = '\0';
+	return s;
+}
+
 #ifdef TEST_GROUP_CONFIG
 /*
  * A program that defines TEST_GROUP_CONFIG before it includes this header
@@ -115,6 +136,58 @@ static int test_config_teardown(void **state)
 	(void)state;
 	config_release(&cfg);
 	return 0;
+}
+#endif
+
+#ifdef TEST_STACK
+/*
+ * A program that defines TEST_STACK before it includes this header gets
+ * test_stack_used(): it runs fn(arg) on a thread whose stack is size bytes
+ * (a multiple of the page size) above a guard page, and returns how much
+ * of that stack the thread wrote at most: the stack is painted first, and
+ * the lowest byte that changed gives the depth it reached (the thread's
+ * own start and its TLS, at the top, included).  A thread that needs more
+ * hits the guard page and kills the program.
+ */
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* Under valgrind, a dead thread's stack is no longer addressable: it is
+ * made readable again before it is looked at (a no-op elsewhere). */
+#if defined(__has_include) && __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#else
+#define VALGRIND_MAKE_MEM_DEFINED(p, n) ((void)0)
+#endif
+
+#define TEST_STACK_PAINT 0xA5
+
+static inline size_t test_stack_used(void *(*fn)(void *), void *arg,
+				     size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), low;
+	unsigned char *mem;
+	pthread_attr_t attr;
+	pthread_t thread;
+	void *stack;
+
+	assert_int_equal(size % page, 0);
+	assert_int_equal(posix_memalign(&stack, page, page + size), 0);
+	mem = stack;
+	memset(mem + page, TEST_STACK_PAINT, size);
+	assert_int_equal(mprotect(mem, page, PROT_NONE), 0);
+	assert_int_equal(pthread_attr_init(&attr), 0);
+	assert_int_equal(pthread_attr_setstack(&attr, mem + page, size), 0);
+	assert_int_equal(pthread_create(&thread, &attr, fn, arg), 0);
+	assert_int_equal(pthread_join(thread, NULL), 0);
+	pthread_attr_destroy(&attr);
+	assert_int_equal(mprotect(mem, page, PROT_READ | PROT_WRITE), 0);
+	(void)VALGRIND_MAKE_MEM_DEFINED(mem + page, size);
+	for (low = 0; low < size && mem[page + low] == TEST_STACK_PAINT; low++)
+		;
+	free(stack);
+	return size - low;
 }
 #endif
 

@@ -1,11 +1,13 @@
 /*
  * test_pick.c - the selective JSON decoder: the same verdict and values as
- * jansson, the schema's pruning, and the same answers as a full decode on
- * every recorded review.
+ * jansson, the schema's pruning, depth limited only where values are built
+ * and checked without recursion elsewhere, and the same answers as a full
+ * decode on every recorded review.
  */
 #include <dirent.h>
 #include <unistd.h>
 
+#define TEST_STACK
 #include "test.h"
 
 #include "arena.h"
@@ -124,12 +126,15 @@ static void test_pick__raw_nul_refused_unlike_jansson(void **state)
 
 /*
  * Decodes text both ways and holds pick_loadb() to jansson's verdict, but
- * for a raw NUL byte, which pick_loadb() always refuses (pick.h).
+ * for a raw NUL byte, which pick_loadb() always refuses (pick.h).  With
+ * pick_all everything is built, so that a document too deep for jansson
+ * is too deep for it too (PICK_DEPTH).
  */
 static void check_doc(const char *text, size_t len, bool valid)
 {
 	struct pick_error perr;
-	json_t *full = json_loadb(text, len, FLAGS, NULL);
+	json_error_t jerr;
+	json_t *full = json_loadb(text, len, FLAGS, &jerr);
 	json_t *picked = pick_loadb(text, len, &pick_all, &perr);
 
 	if (memchr(text, '\0', len)) {
@@ -148,7 +153,10 @@ static void check_doc(const char *text, size_t len, bool valid)
 	if (valid)
 		assert_true(json_equal(full, picked));
 	else
-		assert_int_equal(perr.status, PICK_INVALID);
+		assert_int_equal(perr.status,
+				 json_error_code(&jerr) ==
+				 json_error_stack_overflow ? PICK_DEPTH :
+				 PICK_INVALID);
 	json_decref(full);
 	json_decref(picked);
 }
@@ -160,20 +168,6 @@ static void test_pick__same_verdict_as_jansson(void **state)
 	(void)state;
 	for (i = 0; i < NELEM(docs); i++)
 		check_doc(docs[i].text, docs[i].len, docs[i].valid);
-}
-
-/* n arrays, one in the other, around inner ("" for none). */
-static char *nested(size_t n, const char *inner)
-{
-	size_t k = strlen(inner);
-	char *s = malloc(2 * n + k + 1);
-
-	assert_non_null(s);
-	memset(s, '[', n);
-	memcpy(s + n, inner, k);
-	memset(s + n + k, ']', n);
-	s[2 * n + k] = '\0';
-	return s;
 }
 
 /* jansson counts every value, scalars included, up to 2048. */
@@ -196,7 +190,7 @@ static void test_pick__depth_as_jansson(void **state)
 
 	(void)state;
 	for (i = 0; i < NELEM(cases); i++) {
-		char *s = nested(cases[i].n, cases[i].inner);
+		char *s = test_nest(cases[i].n, "[", cases[i].inner, "]");
 
 		check_doc(s, strlen(s), cases[i].valid);
 		free(s);
@@ -303,6 +297,15 @@ static const struct pick_rule outer_rule = {
 };
 static const struct pick_rule stubs_rule = {
 	PICK_OBJECT, PICK_FIELDS(PICK_FIELD("c", &pick_all)), &pick_stub, NULL
+};
+/* "l": an array of stubs */
+static const struct pick_rule stubs_rule_deep = {
+	PICK_OBJECT, PICK_FIELDS(PICK_FIELD("l", PICK_ARR(&pick_stub))), NULL,
+	NULL
+};
+/* "t": kept whole */
+static const struct pick_rule outer_rule_a = {
+	PICK_OBJECT, PICK_FIELDS(PICK_FIELD("t", &pick_all)), NULL, NULL
 };
 
 static void test_pick__schema_keeps_what_it_names(void **state)
@@ -416,17 +419,295 @@ static void test_pick__error_position(void **state)
 	assert_string_equal(perr.text, "invalid token");
 }
 
+/* before, then value, then after, in a new string. */
+static char *around(const char *before, const char *value, const char *after)
+{
+	struct buf b = BUF_INIT;
+
+	buf_add(&b, before);
+	buf_add(&b, value);
+	buf_add(&b, after);
+	assert_false(buf_failed(&b));
+	return buf_detach(&b, NULL);
+}
+
+/*
+ * Decodes before + value + after under rule: want is the JSON text of the
+ * value expected, or NULL for a refusal with status (and, for PICK_DEPTH,
+ * a path that starts with path).
+ */
+static void check_deep(const char *before, const char *value,
+		       const char *after, const struct pick_rule *rule,
+		       const char *want, enum pick_status status,
+		       const char *path)
+{
+	char *text = around(before, value, after);
+	struct pick_error perr;
+	json_t *got = pick_loadb(text, strlen(text), rule, &perr);
+
+	if (want) {
+		json_t *expected = test_json(want);
+
+		if (!got)
+			fail_msg("%.40s...: refused: %s (line %d, column %d)",
+				 text, perr.text, perr.line, perr.column);
+		assert_true(json_equal(got, expected));
+		json_decref(expected);
+	} else {
+		if (got)
+			fail_msg("%.40s...: accepted", text);
+		assert_int_equal(perr.status, status);
+		if (path && strncmp(perr.path, path, strlen(path)))
+			fail_msg("%.40s...: path %s, want %s...", text,
+				 perr.path, path);
+		if (status != PICK_DEPTH)
+			assert_string_equal(perr.path, "");
+	}
+	json_decref(got);
+	free(text);
+}
+
+/*
+ * What is only checked (a member the schema drops, a stub's content) may
+ * nest to any depth and is still checked; what is built may not nest
+ * deeper than jansson reads, and the refusal says where.
+ */
+static void test_pick__depth_only_where_built(void **state)
+{
+	char *arrays = test_nest(2100, "[", "", "]");
+	char *objects = test_nest(2100, "{\"f:a\":", "{}", "}");
+	char *mixed = test_nest(1050, "[{\"k\":", "1", "}]");
+	char *million = test_nest(1000000, "[", "", "]");
+	char *bad = test_nest(3000, "[", "1 2", "]");
+	char *dup_deep = test_nest(3000, "[", "{\"k\":1,\"k\":2}", "]");
+	char *dup_shallow = test_nest(100, "[", "{\"k\":1,\"k\":2}", "]");
+	char *nul_key = test_nest(3000, "[", "{\"a\\u0000\":1}", "]");
+	char *utf8 = test_nest(3000, "[", "\"\xc3\x28\"", "]");
+	char *large = wide_object(30, ",\"k7\":7");
+	/* {"skip": n arrays around an object}: the object is n + 2 deep */
+	char *dup_at_max = test_nest(2046, "[", "{\"k\":1,\"k\":2}", "]");
+	char *dup_below = test_nest(2047, "[", "{\"k\":1,\"k\":2}", "]");
+	char *large_at_max = test_nest(2046, "[", large, "]");
+	char *large_below = test_nest(2047, "[", large, "]");
+
+	(void)state;
+	/* dropped members, at any depth: not built, checked */
+	check_deep("{\"skip\":", arrays, "}", &outer_rule, "{}", PICK_OK,
+		   NULL);
+	check_deep("{\"skip\":", objects, ",\"a\":1}", &outer_rule,
+		   "{\"a\":1}", PICK_OK, NULL);
+	check_deep("{\"b\":{\"d\":", mixed, ",\"c\":2}}", &outer_rule,
+		   "{\"b\":{\"c\":2}}", PICK_OK, NULL);
+	check_deep("{\"skip\":", million, "}", &outer_rule, "{}", PICK_OK,
+		   NULL);
+	/* stubs: the empty value of the type */
+	check_deep("{\"s\":", arrays, "}", &outer_rule, "{\"s\":[]}", PICK_OK,
+		   NULL);
+	check_deep("{\"l\":[{\"x\":", objects, "},", &outer_rule, NULL,
+		   PICK_INVALID, NULL);
+	check_deep("{\"l\":[{\"x\":", objects, "},[[1]]]}", &outer_rule,
+		   "{\"l\":[{},[]]}", PICK_OK, NULL);
+	check_deep("{\"l\":[", objects, "]}", &stubs_rule_deep,
+		   "{\"l\":[{}]}", PICK_OK, NULL);
+	/* checked all the same, deep down */
+	check_deep("{\"skip\":", bad, "}", &outer_rule, NULL, PICK_INVALID,
+		   NULL);
+	check_deep("{\"skip\":", nul_key, "}", &outer_rule, NULL,
+		   PICK_INVALID, NULL);
+	check_deep("{\"skip\":", utf8, "}", &outer_rule, NULL, PICK_INVALID,
+		   NULL);
+	check_deep("{\"skip\":", dup_shallow, "}", &outer_rule, NULL,
+		   PICK_INVALID, NULL);
+	/* keys are compared up to the depth jansson reads, not below */
+	check_deep("{\"skip\":", dup_deep, "}", &outer_rule, "{}", PICK_OK,
+		   NULL);
+	check_deep("{\"skip\":", dup_at_max, "}", &outer_rule, NULL,
+		   PICK_INVALID, NULL);
+	check_deep("{\"skip\":", dup_below, "}", &outer_rule, "{}", PICK_OK,
+		   NULL);
+	check_deep("{\"skip\":", large_at_max, "}", &outer_rule, NULL,
+		   PICK_INVALID, NULL);
+	check_deep("{\"skip\":", large_below, "}", &outer_rule, "{}",
+		   PICK_OK, NULL);
+	/* and the keys of the objects around are compared after it */
+	check_deep("{\"skip\":", large_below, ",\"a\":1,\"skip\":2}",
+		   &outer_rule, NULL, PICK_INVALID, NULL);
+	check_deep("{\"b\":{\"x\":", dup_below, ",\"c\":1,\"x\":2}}",
+		   &outer_rule, NULL, PICK_INVALID, NULL);
+	/* built: refused where jansson would be, with the path */
+	check_deep("{\"a\":", arrays, "}", &outer_rule, NULL, PICK_DEPTH,
+		   "a[0][0][0]");
+	check_deep("{\"b\":{\"c\":", objects, "}}", &outer_rule, NULL,
+		   PICK_DEPTH, "b.c.f:a.f:a.f:a");
+	check_deep("{\"l\":[{},{\"c\":{\"k\\u00e9\\n\":", mixed, "}}]}",
+		   &outer_rule, NULL, PICK_DEPTH,
+		   "l[1].c.k\xc3\xa9[0].k[0].k[0].k");
+	check_deep("{\"t\":", arrays, "}", &text_rule, NULL, PICK_DEPTH,
+		   "t");
+	/* a refusal of a built value reads no further */
+	check_deep("{\"a\":", arrays, "} x", &outer_rule, NULL, PICK_DEPTH,
+		   "a[");
+	free(arrays);
+	free(objects);
+	free(mixed);
+	free(million);
+	free(bad);
+	free(dup_deep);
+	free(dup_shallow);
+	free(nul_key);
+	free(utf8);
+	free(large);
+	free(dup_at_max);
+	free(dup_below);
+	free(large_at_max);
+	free(large_below);
+}
+
+/* An object of members "n" (this rule again) and "s" (a stub). */
+static const struct pick_rule chain_rule = {
+	PICK_OBJECT, PICK_FIELDS(PICK_FIELD("n", &chain_rule),
+				 PICK_FIELD("s", &pick_stub)), NULL, NULL
+};
+static const struct pick_rule chain_top_rule = {
+	PICK_OBJECT, PICK_FIELDS(PICK_FIELD("t", &chain_rule)), NULL, NULL
+};
+
+/* Decodes {"t": inner} under rule: accepted, or refused for its depth. */
+static void check_depth_at(const char *inner, const struct pick_rule *rule,
+			   bool valid)
+{
+	char *text = around("{\"t\":", inner, "}");
+	struct pick_error perr;
+	json_t *v = pick_loadb(text, strlen(text), rule, &perr);
+
+	if (!!v != valid)
+		fail_msg("%.60s: %s", text, v ? "accepted" : perr.text);
+	if (!v)
+		assert_int_equal(perr.status, PICK_DEPTH);
+	json_decref(v);
+	free(text);
+}
+
+/*
+ * The limit on what is built counts as jansson counts, every value, from
+ * the top: a value kept whole or as text, and a stub, not its content.
+ */
+static void test_pick__built_depth_counts_as_jansson(void **state)
+{
+	const size_t max = JSON_PARSER_MAX_DEPTH;
+	char *deep = test_nest(1000, "[", "", "]");
+	char *stub_in = around("{\"s\":", deep, "}");
+	size_t n;
+
+	(void)state;
+	/* {"t": n arrays}: the innermost is n + 1 deep */
+	for (n = max - 1; n <= max; n++) {
+		char *arrays = test_nest(n, "[", "", "]");
+
+		check_depth_at(arrays, &text_rule, n + 1 <= max);
+		check_depth_at(arrays, &outer_rule_a, n + 1 <= max);
+		free(arrays);
+	}
+	/* {"t": n of {"n": ...}, {"s": [1000 arrays]}}: the stub is n + 3
+	 * deep */
+	for (n = max - 4; n <= max - 2; n++) {
+		char *chain = test_nest(n, "{\"n\":", stub_in, "}");
+
+		check_depth_at(chain, &chain_top_rule, n + 3 <= max);
+		free(chain);
+	}
+	free(stub_in);
+	free(deep);
+}
+
+struct stack_job {
+	const char *text;
+	size_t len;
+	const struct pick_rule *rule;
+	bool ok;
+};
+
+static void *stack_job_run(void *arg)
+{
+	struct stack_job *job = arg;
+	struct pick_error perr;
+	json_t *v = pick_loadb(job->text, job->len, job->rule, &perr);
+
+	job->ok = v != NULL;
+	json_decref(v);
+	return NULL;
+}
+
+/* The stack pick_loadb() takes for text under rule, on a 128 KiB one. */
+static size_t stack_of(const char *text, const struct pick_rule *rule,
+		       bool ok)
+{
+	struct stack_job job = { text, strlen(text), rule, !ok };
+	size_t used = test_stack_used(stack_job_run, &job, 128 * 1024);
+
+	assert_true(job.ok == ok);
+	return used;
+}
+
+/*
+ * Checking takes the same stack at any depth: 5,000 and 500,000 levels
+ * of arrays and objects, dropped or stubbed, run on a thread of 128 KiB
+ * of stack and take the same of it, but for what malloc() takes to grow
+ * the heap stacks further (under a KiB); a recursive reader would need
+ * some 50 MiB more for the second.
+ */
+static void test_pick__constant_stack(void **state)
+{
+	char *some = test_nest(2500, "[{\"k\":", "1", "}]");
+	char *many = test_nest(250000, "[{\"k\":", "1", "}]");
+	const char *keys[] = { "{\"skip\":", "{\"s\":" };
+	size_t i, a, b;
+
+	(void)state;
+	for (i = 0; i < NELEM(keys); i++) {
+		char *x = around(keys[i], some, "}");
+		char *y = around(keys[i], many, "}");
+
+		a = stack_of(x, &outer_rule, true);
+		b = stack_of(y, &outer_rule, true);
+		print_message("pick: %s: %zu bytes of stack for 5,000 levels, "
+			      "%zu for 500,000\n", keys[i], a, b);
+		assert_true(b <= a + 1024);
+		free(x);
+		free(y);
+	}
+	free(some);
+	free(many);
+}
+
+/*
+ * Everything but request.object.metadata.managedFields, which is kept as
+ * an empty value of its type: a full decode, for a review whose
+ * managedFields nest deeper than jansson reads.
+ */
+static const struct pick_rule all_but_managed_fields = {
+	PICK_OBJECT, PICK_FIELDS(
+		PICK_FIELD("request", PICK_OBJ_OTHERS(&pick_all,
+			PICK_FIELD("object", PICK_OBJ_OTHERS(&pick_all,
+				PICK_FIELD("metadata", PICK_OBJ_OTHERS(&pick_all,
+					PICK_FIELD("managedFields",
+						   &pick_stub)))))))),
+	&pick_all, NULL
+};
+
 /*
  * Every recorded review, under its own config: review_handlen() (the
  * selective decode) gives the bytes that review_handle_json() gives on
- * jansson's full decode.
+ * jansson's full decode.  Where jansson refuses a review for its depth
+ * (managedFields nested deeper than 2048), the full decode is everything
+ * but that field.
  */
 static void test_pick__corpus_answers_as_full_decode(void **state)
 {
 	const char *root = "tests/fixtures/cases";
 	DIR *dir = opendir(root);
 	struct dirent *e;
-	size_t checked = 0;
+	size_t checked = 0, deep = 0;
 
 	(void)state;
 	assert_non_null(dir);
@@ -434,6 +715,7 @@ static void test_pick__corpus_answers_as_full_decode(void **state)
 		struct review_answer fast, full;
 		struct config cfg;
 		char path[512], err[256];
+		json_error_t jerr;
 		json_t *doc;
 		size_t len;
 		char *body;
@@ -452,8 +734,17 @@ static void test_pick__corpus_answers_as_full_decode(void **state)
 		    (config_load_file(&cfg, path, err, sizeof(err)) ||
 		     config_check(&cfg, err, sizeof(err))))
 			fail_msg("%s: %s", path, err);
-		doc = json_loadb(body, len, FLAGS, NULL);
-		assert_non_null(doc);
+		doc = json_loadb(body, len, FLAGS, &jerr);
+		if (!doc) {
+			struct pick_error perr;
+
+			if (json_error_code(&jerr) != json_error_stack_overflow)
+				fail_msg("%s: %s", e->d_name, jerr.text);
+			doc = pick_loadb(body, len, &all_but_managed_fields,
+					 &perr);
+			assert_non_null(doc);
+			deep++;
+		}
 		review_answer_init(&fast);
 		review_answer_init(&full);
 		review_handlen(&cfg, body, len, &fast);
@@ -475,6 +766,7 @@ static void test_pick__corpus_answers_as_full_decode(void **state)
 	}
 	closedir(dir);
 	assert_true(checked >= 100);
+	assert_true(deep >= 2);
 }
 
 /*
@@ -544,6 +836,9 @@ int main(void)
 		cmocka_unit_test(test_pick__text_keeps_the_value_text),
 		cmocka_unit_test(test_pick__skipped_parts_are_checked),
 		cmocka_unit_test(test_pick__error_position),
+		cmocka_unit_test(test_pick__depth_only_where_built),
+		cmocka_unit_test(test_pick__built_depth_counts_as_jansson),
+		cmocka_unit_test(test_pick__constant_stack),
 		cmocka_unit_test(test_pick__corpus_answers_as_full_decode),
 		cmocka_unit_test(test_pick__large_review_as_full_decode),
 	};

@@ -5,6 +5,7 @@
  * is linked to wrap).
  */
 #define TEST_GROUP_CONFIG
+#define TEST_STACK
 #include "test.h"
 
 #include "config.h"
@@ -298,17 +299,20 @@ static void test_review__log_fields_masked(void **state)
 }
 
 /*
- * Fails the n-th allocation for every n until the request succeeds.  Each
- * failing run must answer 500 (or leave no body at all when even that
- * failed), never a wrong 200, and leak nothing.
+ * Fails the n-th allocation of review_handlen(body) for every n until it
+ * succeeds.  Each failing run must answer 500 (or leave no body at all
+ * when even that failed), never a wrong 200, and leak nothing; the run
+ * that succeeds gives the bytes of a run without failures, whose outcome
+ * must be want.  Returns the number of failing runs.
  */
-static void out_of_memory(const char *body)
+static long fail_each_allocation(const char *body, enum review_outcome want)
 {
 	struct review_answer ref, ans;
 	long n;
 
 	review_answer_init(&ref);
 	assert_int_equal(review_handlen(&cfg, body, strlen(body), &ref), 0);
+	assert_int_equal(ref.outcome, want);
 	json_set_alloc_funcs(json_malloc, json_free);
 	for (n = 0;; n++) {
 		int rc;
@@ -332,17 +336,274 @@ static void out_of_memory(const char *body)
 		assert_true(n < 100000);
 	}
 	json_set_alloc_funcs(malloc, free);
-	print_message("review: %ld allocation failures answered 500\n", n);
-	assert_true(n > 20);
 	review_answer_release(&ref);
+	return n;
 }
 
 /* A patched answer, and a denial with its audit fields. */
 static void test_review__out_of_memory(void **state)
 {
+	long n;
+
 	(void)state;
-	out_of_memory(POD_CREATE("admission.k8s.io/v1", "u", GPU_POD));
-	out_of_memory(POD_CREATE("admission.k8s.io/v1", "u", GUARDED_POD));
+	n = fail_each_allocation(POD_CREATE("admission.k8s.io/v1", "u",
+					    GPU_POD), REVIEW_PATCHED);
+	print_message("review: %ld allocation failures answered 500\n", n);
+	assert_true(n > 20);
+	assert_true(fail_each_allocation(POD_CREATE("admission.k8s.io/v1", "u",
+						    GUARDED_POD),
+					 REVIEW_DENIED) > 20);
+}
+
+/* fmt with each "%s" replaced by the next of up to two strings. */
+static char *fill(const char *fmt, const char *a, const char *b)
+{
+	size_t n = strlen(fmt) + strlen(a) + (b ? strlen(b) : 0) + 1;
+	char *s = malloc(n);
+
+	assert_non_null(s);
+	snprintf(s, n, fmt, a, b ? b : "");
+	return s;
+}
+
+/*
+ * A Pod CREATE as the API server sends it after a tenant gave
+ * managedFields (%s: the fieldsV1 of its entry) on a pod with a forged
+ * scheduler annotation and NVIDIA_VISIBLE_DEVICES=all (%s: "all"), or on a
+ * plain GPU pod (%s: a harmless value).
+ */
+#define TENANT_POD                                                             \
+	POD_CREATE("admission.k8s.io/v1", "u-deep",                            \
+	"{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{"                \
+	"\"name\":\"escape\",\"namespace\":\"ml\",\"managedFields\":[{"       \
+	"\"manager\":\"kubectl-create\",\"operation\":\"Update\","             \
+	"\"apiVersion\":\"v1\",\"time\":\"2024-05-01T10:00:00Z\","             \
+	"\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:spec\":{}}},{"           \
+	"\"manager\":\"tenant\",\"operation\":\"Update\",\"apiVersion\":"      \
+	"\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":%s}]},\"spec\":{"     \
+	"\"containers\":[{\"name\":\"cuda\",\"image\":\"cuda\",\"env\":[{"      \
+	"\"name\":\"NVIDIA_VISIBLE_DEVICES\",\"value\":\"%s\"}],"              \
+	"\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}")
+
+/* The answer to body, run on a thread with a 256 KiB stack. */
+struct stack_review {
+	const char *body;
+	struct review_answer ans;
+};
+
+static void *stack_review_run(void *arg)
+{
+	struct stack_review *job = arg;
+
+	review_answer_init(&job->ans);
+	review_handlen(&cfg, job->body, strlen(job->body), &job->ans);
+	return NULL;
+}
+
+/*
+ * A value the policy does not read is skipped at any depth, with the
+ * same stack: managedFields nested 2,100 and 1,000,000 deep (an escape: a
+ * body jansson refuses was answered 400, which a fail-open API server
+ * takes as a pass) give the answer they give shallow, on a thread of 256
+ * KiB of stack.
+ */
+static void test_review__deep_skipped_value_decided(void **state)
+{
+	static const char *const values[] = { "all", "none" };
+	static const size_t depths[] = { 2100, 1000000 };
+	size_t i, k;
+
+	(void)state;
+	for (i = 0; i < NELEM(values); i++) {
+		char *flat = fill(TENANT_POD, "{\"f:metadata\":{}}", values[i]);
+		struct stack_review ref = { flat, { 0 } };
+		size_t base = test_stack_used(stack_review_run, &ref,
+					      256 * 1024);
+
+		assert_int_equal(ref.ans.http_status, 200);
+		assert_int_equal(ref.ans.outcome, i == 0 ? REVIEW_DENIED :
+				 REVIEW_PATCHED);
+		for (k = 0; k < NELEM(depths); k++) {
+			char *deep = test_nest(depths[k], "{\"f:a\":", "{}", "}");
+			char *body = fill(TENANT_POD, deep, values[i]);
+			struct stack_review job = { body, { 0 } };
+			size_t used = test_stack_used(stack_review_run, &job,
+						      256 * 1024);
+
+			print_message("review: NVIDIA_VISIBLE_DEVICES=%s, "
+				      "managedFields %zu deep: %s, %zu bytes "
+				      "of stack (%zu shallow)\n", values[i],
+				      depths[k],
+				      review_outcome_name(job.ans.outcome),
+				      used, base);
+			assert_int_equal(job.ans.http_status, 200);
+			assert_int_equal(job.ans.body_len, ref.ans.body_len);
+			assert_memory_equal(job.ans.body, ref.ans.body,
+					    ref.ans.body_len);
+			assert_true(used <= base + 1024);
+			review_answer_release(&job.ans);
+			free(body);
+			free(deep);
+		}
+		if (i == 0)
+			assert_non_null(strstr(ref.ans.body, "\"code\":403"));
+		review_answer_release(&ref.ans);
+		free(flat);
+	}
+}
+
+/*
+ * A body whose deep value is one the webhook builds: a denial with 400
+ * inside an AdmissionReview that echoes the uid and apiVersion and names
+ * the path, the place and the limit.
+ */
+static void test_review__deep_built_value_denied(void **state)
+{
+	static const struct {
+		const char *fmt;
+		const char *path;
+	} cases[] = {
+		{ POD_CREATE("admission.k8s.io/v1beta1", "a\\nb",
+			     "{\"metadata\":{\"name\":\"p\",\"annotations\":{"
+			     "\"x\":%s}},\"spec\":{}}"),
+		  "request.object.metadata.annotations.x[0][0][0]" },
+		{ "{\"apiVersion\":\"admission.k8s.io/v1beta1\",\"request\":{"
+		  "\"uid\":\"a\\nb\",\"userInfo\":{\"extra\":%s},"
+		  "\"operation\":\"UPDATE\",\"object\":{\"metadata\":"
+		  "{\"generateName\":\"p\"}}},\"kind\":\"AdmissionReview\"}",
+		  "request.userInfo" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < NELEM(cases); i++) {
+		char *deep = test_nest(2100, "[", "", "]");
+		char *body = fill(cases[i].fmt, deep, NULL);
+		struct review_answer ans;
+		json_t *out = run(body, &ans), *r, *status;
+		const char *msg;
+
+		assert_non_null(out);
+		assert_string_equal(json_string_value(json_object_get(out,
+					"apiVersion")), "admission.k8s.io/v1beta1");
+		r = json_object_get(out, "response");
+		assert_string_equal(json_string_value(json_object_get(r, "uid")),
+				    "a\nb");
+		assert_true(json_is_false(json_object_get(r, "allowed")));
+		status = json_object_get(r, "status");
+		assert_int_equal(json_integer_value(json_object_get(status,
+								    "code")),
+				 400);
+		assert_string_equal(json_string_value(json_object_get(status,
+								      "reason")),
+				    "BadRequest");
+		msg = json_string_value(json_object_get(status, "message"));
+		if (strncmp(msg, cases[i].path, strlen(cases[i].path)) ||
+		    !strstr(msg, "nested deeper than 2048 levels") ||
+		    !strstr(msg, "(line 1, column "))
+			fail_msg("message: %s", msg);
+		assert_null(json_object_get(r, "patch"));
+		assert_int_equal(ans.outcome, REVIEW_DENIED);
+		assert_string_equal(ans.uid, "ab");
+		assert_string_equal(ans.name, "p");
+		json_decref(out);
+		review_answer_release(&ans);
+		free(body);
+		free(deep);
+	}
+}
+
+/*
+ * A deep value to build in a body that is not an AdmissionReview, or not
+ * JSON further on, still gets the 400 text answer of behaviour §5.1.
+ */
+static void test_review__deep_built_value_not_a_review(void **state)
+{
+	static const char *const fmts[][2] = {
+		{ "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"Review\","
+		  "\"request\":{\"uid\":\"u\",\"namespace\":%s}}",
+		  "not an AdmissionReview: kind must be AdmissionReview" },
+		{ "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":"
+		  "\"AdmissionReview\",\"request\":{\"uid\":%s}}",
+		  "not an AdmissionReview: request.uid must be a non-empty "
+		  "string" },
+		{ "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":"
+		  "\"AdmissionReview\",\"request\":{\"uid\":\"u\","
+		  "\"namespace\":%s,\"x\":tru}}",
+		  "request body is not JSON: invalid token" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < NELEM(fmts); i++) {
+		char *deep = test_nest(3000, "[", "", "]");
+		char *body = fill(fmts[i][0], deep, NULL);
+		struct review_answer ans;
+
+		assert_null(run(body, &ans));
+		assert_int_equal(ans.http_status, 400);
+		assert_int_equal(ans.outcome, REVIEW_ERROR);
+		if (strncmp(ans.body, fmts[i][1], strlen(fmts[i][1])))
+			fail_msg("%s", ans.body);
+		review_answer_release(&ans);
+		free(body);
+		free(deep);
+	}
+}
+
+/*
+ * The most stack a review takes: values built as deep as the decoder
+ * builds them (objects, the deepest frames), in the labels and the
+ * annotations of object and oldObject of an UPDATE.  It runs on a thread
+ * of 1 MiB (4 MiB under AddressSanitizer, whose frames are larger): an
+ * eighth of what the server's worker threads get from the default stack
+ * limit of 8 MiB, half of the 2 MiB they get with an unlimited one.
+ */
+static void test_review__deepest_built_value_stack(void **state)
+{
+#ifdef __SANITIZE_ADDRESS__
+	const size_t size = 4 << 20;
+#else
+	const size_t size = 1 << 20;
+#endif
+	/* labels: the top 1, request 2, object 3, metadata 4, labels 5,
+	 * x 6: 2042 objects and a scalar end at 2048 */
+	char *deep = test_nest(2042, "{\"a\":", "1", "}");
+	char *meta = fill("{\"labels\":{\"x\":%s},\"annotations\":{\"y\":%s}}",
+			  deep, deep);
+	char *body = malloc(2 * strlen(meta) + 1024);
+	struct stack_review job = { body, { 0 } };
+	size_t used;
+
+	(void)state;
+	assert_non_null(body);
+	sprintf(body, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":"
+		"\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":"
+		"{\"group\":\"\",\"kind\":\"Pod\"},\"operation\":\"UPDATE\","
+		"\"object\":{\"metadata\":%s,\"spec\":{}},\"oldObject\":"
+		"{\"metadata\":%s}}}", meta, meta);
+	used = test_stack_used(stack_review_run, &job, size);
+	print_message("review: values built 2048 deep: %zu bytes of stack\n",
+		      used);
+	assert_int_equal(job.ans.http_status, 200);
+	review_answer_release(&job.ans);
+	free(body);
+	free(meta);
+	free(deep);
+}
+
+/* Every allocation of the denial of a deep value failing in turn. */
+static void test_review__deep_built_value_out_of_memory(void **state)
+{
+	char *deep = test_nest(2100, "[", "", "]");
+	char *body = fill(POD_CREATE("admission.k8s.io/v1", "u",
+				     "{\"metadata\":{\"labels\":{\"x\":%s}}}"),
+			  deep, NULL);
+
+	(void)state;
+	assert_true(fail_each_allocation(body, REVIEW_DENIED) > 10);
+	free(body);
+	free(deep);
 }
 
 /*
@@ -671,6 +932,11 @@ int main(void)
 		cmocka_unit_test(test_review__log_fields_masked),
 		cmocka_unit_test(test_review__out_of_memory),
 		cmocka_unit_test(test_review__audit),
+		cmocka_unit_test(test_review__deep_skipped_value_decided),
+		cmocka_unit_test(test_review__deep_built_value_denied),
+		cmocka_unit_test(test_review__deep_built_value_not_a_review),
+		cmocka_unit_test(test_review__deep_built_value_out_of_memory),
+		cmocka_unit_test(test_review__deepest_built_value_stack),
 		cmocka_unit_test(test_review__pod),
 		cmocka_unit_test(test_review__profile),
 		cmocka_unit_test(test_review__select),
