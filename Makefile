@@ -129,14 +129,14 @@ FORCE:
 
 $(LIBA): $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(AR) rcs $@ $^
 
 $(LIBSO): $(LIB_OBJ)
 	$(LINK:-pie=) -shared -Wl,-soname,libvgpu.so.0 -o $@ $^ $(LDLIBS)
 
 $(APPA): $(APP_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(AR) rcs $@ $^
 
 $(BIN): $(MAIN_OBJ) $(APPA) $(LIBA)
 	$(LINK) -o $@ $^ $(PKG_LIBS) -lpthread $(LDLIBS)
