@@ -21,10 +21,10 @@
 # then image/oci.sh writes the archive and image/sbom.py the SBOM.
 #
 # The tools (IMAGE_TOOLS) are installed by scripts/install-deps.sh when one
-# is missing (as root, or with sudo -n).  As root, nothing else is needed,
-# not even a capability (so it runs in an unprivileged container); as
-# another user, mmdebstrap needs user namespaces and subuids (its unshare
-# mode).
+# is missing (as root, or with sudo -n).  As root, nothing else is needed:
+# mmdebstrap's chrootless mode mounts nothing, so CAP_SYS_ADMIN is not
+# needed (a container that is not privileged will do); as another user,
+# mmdebstrap needs user namespaces and subuids (its unshare mode).
 #
 # The packages are those of the machine's own apt mirrors on the day
 # base.tar and sysroot/ are made; they are kept until image/packages or

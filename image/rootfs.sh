@@ -17,9 +17,9 @@
 # tarball (the container runtime makes /dev).  With SOURCE_DATE_EPOCH set,
 # the same packages give the same bytes.
 #
-# As root, mmdebstrap runs in its chrootless mode: it mounts nothing and
-# needs no capability but root's ownership of files, so it works in an
-# unprivileged container too, and gives the same bytes as its root mode.
+# As root, mmdebstrap runs in its chrootless mode: it mounts nothing, so it
+# needs no CAP_SYS_ADMIN (a container that is not privileged will do), and
+# it gives the same bytes as its root mode.
 # As another user it runs in its unshare mode (user namespaces, subuids).
 # IMAGE_MMDEBSTRAP_MODE chooses another.  Never reads standard input.
 set -eu
