@@ -145,14 +145,14 @@ FORCE:
 
 $(LIBA): $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(AR) rcs $@ $^
 
 $(LIBSO): $(LIB_OBJ)
 	$(LINK:-pie=) -shared -Wl,-soname,libvgpu.so.0 -o $@ $^ $(LDLIBS)
 
 $(APPA): $(APP_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(AR) rcs $@ $^
 
 $(BIN): $(MAIN_OBJ) $(APPA) $(LIBA) $(MHD_LIB)
 	$(LINK) -o $@ $(MAIN_OBJ) $(APPA) $(LIBA) $(PKG_LIBS) -lpthread $(LDLIBS)

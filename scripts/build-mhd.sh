@@ -9,6 +9,8 @@
 # made from, checked against its SHA-256 below; it is fetched once from the
 # Debian archive this machine's apt uses (scripts/apt-mirror.sh) into
 # ${XDG_CACHE_HOME:-~/.cache}/vgpu-webhook/, or taken from $MHD_TARBALL.
+# CC (and pkg-config's variables) choose the compiler and the libraries,
+# as for the webhook itself: `make image` builds it for each architecture.
 # Only what the webhook uses is built: HTTP and HTTPS (GnuTLS) with epoll;
 # no post processor, authentication, upgrade, examples or documentation.
 # README "HTTP framing" says why the library is patched.
@@ -50,8 +52,16 @@ for p in "$root"/patches/libmicrohttpd/*.patch; do
 done
 
 cd "$out/src"
+# A CC that builds for another machine (the image's cross compiler, with
+# its --sysroot) is a cross build: configure is told the host so that it
+# runs no test program.
+host=
+if [ -n "${CC:-}" ]; then
+	target=$($CC -dumpmachine) || die "\"$CC\" does not run"
+	[ "$target" = "$(cc -dumpmachine)" ] || host="--host=$target"
+fi
 # Hardened like Debian's own build; PIC because the webhook is a PIE.
-./configure --quiet --disable-shared --enable-static --with-pic \
+./configure --quiet $host --disable-shared --enable-static --with-pic \
 	--disable-doc --disable-examples --disable-curl --disable-nls \
 	--disable-postprocessor --disable-bauth --disable-dauth \
 	--disable-httpupgrade --enable-https --enable-epoll \

@@ -1,7 +1,12 @@
 #!/bin/sh
 # install-deps.sh - installs the Debian packages that vgpu-webhook builds,
 # tests and benchmarks with, when any is missing.  Needs root (or sudo) only
-# when something is missing.
+# when something is missing; never reads standard input.
+#
+#   scripts/install-deps.sh [PACKAGE...]
+#
+# With arguments, installs those packages instead (image/image.mk passes
+# the tools of `make image`).
 set -eu
 
 packages="build-essential pkg-config libmicrohttpd-dev libgnutls28-dev
@@ -10,6 +15,7 @@ valgrind curl python3 python3-jsonpatch python3-yaml python3-pytest
 python3-pytest-xdist golang-go golang-github-evanphx-json-patch-dev wrk
 unzip libcurl4-gnutls-dev prometheus
 libyaml-dev golang-gopkg-yaml.v2-dev xz-utils sslscan"
+[ $# -gt 0 ] && packages="$*"
 
 missing=""
 for p in $packages; do

@@ -12,6 +12,7 @@
 #include "file.h"
 #include "manifest.h"
 #include "review.h"
+#include "version.h"
 #include "vgpu.h"
 
 #define PROG "vgpu-webhook"
@@ -92,6 +93,7 @@ int cmd_default_run(const struct config *cfg, const char *path,
 
 int cmd_version_run(void)
 {
-	printf(PROG " %s\n", VGPU_VERSION);
+	printf(PROG " %s\nrevision: %s\nbuild date: %s\n", version_release(),
+	       version_revision(), version_build_date());
 	return 0;
 }

@@ -29,7 +29,11 @@ int cmd_review_run(const struct config *cfg, const char *path,
 int cmd_default_run(const struct config *cfg, const char *path,
 		    const struct manifest_options *opt);
 
-/* version: prints the program's version on stdout.  Returns 0. */
+/*
+ * version: prints on stdout the release on the first line, in the format
+ * scripts read ("vgpu-webhook 0.1.0"), then "revision: R" and
+ * "build date: D" (version.h).  Returns 0.
+ */
 int cmd_version_run(void);
 
 #endif /* CMD_REVIEW_H */
