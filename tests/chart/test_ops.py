@@ -349,9 +349,17 @@ def test_helm_test(helm):
     r = C.render("test-client-none", sets=["clientAuth.enabled=true", "clientAuth.caConfigMap=ca"])
     if r:
         pod = helm_test_pod(r)
-        cmd = " ".join(pod["spec"]["containers"][0].get("command") or []) if pod else ""
-        T.check("test-client-none: the test pod says it is skipped and why",
-                "skipped" in cmd and "clientCertSecret" in cmd and "403" in cmd, cmd)
+        c = pod["spec"]["containers"][0] if pod else {}
+        T.check("test-client-none: the check runs, without a client certificate (it fails "
+                "with the webhook's 403), and needs no shell",
+                pod is not None and "command" not in c and c.get("args", [])[:1] == ["check"]
+                and "--cert-file" not in c.get("args", []), c)
+        T.check("test-client-none: no client volume",
+                pod is not None and all(v["name"] != "client" for v in pod["spec"]["volumes"]),
+                pod and pod["spec"]["volumes"])
+        rc, text, _ = notes("clientAuth.enabled=true", "clientAuth.caConfigMap=ca")
+        T.check("test-client-none: NOTES say the test fails with 403 without the Secret",
+                "403" in text and "helmTest.clientCertSecret" in text, text[-600:])
     r = C.render("test-off", sets=["helmTest.enabled=false"])
     if r:
         T.equal("test-off: no test pod", helm_test_pod(r), None)
