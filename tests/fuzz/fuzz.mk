@@ -14,7 +14,7 @@ FUZZ_CFLAGS = -std=c17 -D_POSIX_C_SOURCE=200809L -g -O1 \
 # metrics, the commands and main()), so that a new module of the core is
 # fuzzed without a change here.
 FUZZ_NOT_CORE := webhook/main.c webhook/cmd_%.c webhook/httpd.c \
-	webhook/certs.c webhook/addr.c webhook/metrics.c
+	webhook/certs.c webhook/addr.c webhook/metrics.c webhook/conns.c
 FUZZ_CORE := $(wildcard lib/*.c) \
 	$(filter-out $(FUZZ_NOT_CORE),$(wildcard webhook/*.c)) \
 	tests/fuzz/fuzz_common.c
