@@ -1,5 +1,6 @@
 # Fuzzing with libFuzzer (clang-14): the review decoder, the pod policy, the
-# selective JSON decoder, the quantity parser and the YAML reader, each run for FUZZ_SECONDS by `make fuzz`, which
+# selective JSON decoder, the quantity parser, the YAML reader and the
+# scanner of a review's start, each run for FUZZ_SECONDS by `make fuzz`, which
 # `make test` runs.  A longer run: make fuzz FUZZ_SECONDS=3600
 TEST_TARGETS += fuzz
 
