@@ -104,7 +104,8 @@ struct httpd {
 	struct MHD_Daemon *tls;
 	struct MHD_Daemon *plain;
 	int tls_fd;            /* the HTTPS listener (libmicrohttpd's) */
-	char too_large_text[96];
+	char too_large_body[104];  /* the 413's body, a line */
+	char too_large_reason[96]; /* the same without its newline */
 	struct canned r;
 	atomic_long in_flight;
 	atomic_bool draining;
@@ -466,9 +467,9 @@ static enum MHD_Result tls_begin(struct httpd *s, struct MHD_Connection *mc,
 			if (s->cfg.refused)
 				s->cfg.refused(s->cfg.arg,
 					       MHD_HTTP_CONTENT_TOO_LARGE,
-					       s->too_large_text, c->started);
+					       s->too_large_reason, c->started);
 			log_refusal(mc, method, url, MHD_HTTP_CONTENT_TOO_LARGE,
-				    s->too_large_text);
+				    s->too_large_reason);
 			return queue(mc, MHD_HTTP_CONTENT_TOO_LARGE,
 				     s->r.too_large);
 		}
@@ -522,9 +523,9 @@ static enum MHD_Result on_tls_request(void *cls, struct MHD_Connection *mc,
 	if (c->too_big) {
 		if (s->cfg.refused)
 			s->cfg.refused(s->cfg.arg, MHD_HTTP_CONTENT_TOO_LARGE,
-				       s->too_large_text, c->started);
+				       s->too_large_reason, c->started);
 		log_refusal(mc, method, url, MHD_HTTP_CONTENT_TOO_LARGE,
-			    s->too_large_text);
+			    s->too_large_reason);
 		return queue(mc, MHD_HTTP_CONTENT_TOO_LARGE, s->r.too_large);
 	}
 	if (c->oom)
@@ -719,13 +720,18 @@ static void canned_release(struct canned *r)
 	}
 }
 
-/* Makes the canned answers.  Returns 0, or -1 out of memory. */
+/*
+ * Makes the canned answers.  Returns 0, or -1 out of memory.  A canned
+ * answer serves its buffer as it is, for as long as the server runs.
+ */
 static int canned_init(struct httpd *s)
 {
 	struct canned *r = &s->r;
 
-	snprintf(s->too_large_text, sizeof(s->too_large_text),
-		 "request body larger than %zu bytes\n", s->cfg.body_max);
+	snprintf(s->too_large_reason, sizeof(s->too_large_reason),
+		 "request body larger than %zu bytes", s->cfg.body_max);
+	snprintf(s->too_large_body, sizeof(s->too_large_body), "%s\n",
+		 s->too_large_reason);
 	r->ok = canned("ok\n", NULL);
 	r->draining = canned("draining\n", NULL);
 	r->not_found = canned("not found\n", NULL);
@@ -733,11 +739,9 @@ static int canned_init(struct httpd *s)
 	r->get_only = canned("method not allowed: use GET\n", "GET, HEAD");
 	r->forbidden = canned("forbidden: a client certificate signed by the "
 			      "client CA is required\n", NULL);
-	r->too_large = canned(s->too_large_text, NULL);
+	r->too_large = canned(s->too_large_body, NULL);
 	r->internal = canned("internal error\n", NULL);
 	r->busy = canned("server busy\n", NULL);
-	/* The reason given to the refused hook has no newline. */
-	s->too_large_text[strcspn(s->too_large_text, "\n")] = '\0';
 	if (!r->ok || !r->draining || !r->not_found || !r->post_only ||
 	    !r->get_only || !r->forbidden || !r->too_large || !r->internal ||
 	    !r->busy)

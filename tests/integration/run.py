@@ -235,7 +235,7 @@ def test_body_limit(env):
         status, headers, body = read_response(s)
         s.close()
         assert status == 413, status
-        assert b"larger than 3145728 bytes" in body, body
+        assert body == b"request body larger than 3145728 bytes\n", body
         assert_alive(srv)
 
         # The whole 3 MiB + 1 body sent at once.
