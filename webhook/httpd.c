@@ -51,9 +51,11 @@
 #define METRICS_CONN_LIMIT 64u
 #define METRICS_TIMEOUT 10u
 #define THREADS_MAX 8u
-/* Past the body limit, a chunked body is read and dropped up to this many
- * bytes so that the 413 can be sent; after that the connection is closed. */
-#define DISCARD_MAX (16u << 20)
+/* Past the body limit, a body is read and dropped (but for its first
+ * HTTPD_PREFIX_MAX bytes) up to this many more bytes, so that it can be
+ * answered; a Content-Length beyond is refused at once, and a chunked
+ * body that goes beyond has its connection closed. */
+#define DISCARD_MAX ((size_t)64 << 20)
 #define BODY_CHUNK (16u << 10)
 #define CONTENT_TEXT "text/plain; charset=utf-8"
 #define CONTENT_METRICS "text/plain; version=0.0.4; charset=utf-8"
@@ -75,14 +77,15 @@ struct conn {
 	bool counted;       /* counted in in_flight */
 	bool answered;      /* reply holds the answer */
 	bool validate;      /* POST /validate: cfg.validate answers */
-	bool too_big;       /* over the limit: the rest is dropped */
-	bool oom;
+	int drop;           /* 0, or why the body is dropped (httpd_unread) */
 	uint64_t started;
 	size_t expect;      /* Content-Length, or SIZE_MAX when chunked */
-	size_t dropped;
+	size_t total;       /* bytes of body seen */
+	/* The body (dropping: its first bytes, at most HTTPD_PREFIX_MAX). */
 	char *body;
 	size_t len;
 	size_t cap;
+	size_t reserved;    /* of the body memory, for body */
 	struct httpd_reply reply;
 };
 
@@ -109,6 +112,7 @@ struct httpd {
 	struct canned r;
 	atomic_long in_flight;
 	atomic_bool draining;
+	atomic_size_t body_held;   /* of cfg.body_memory */
 };
 
 /* A connection whose struct conn could not be allocated: its handle is
@@ -289,6 +293,29 @@ static bool peer_verified(struct MHD_Connection *mc)
 	return false;
 }
 
+/* --- body memory --------------------------------------------------------- */
+
+/* Takes n bytes of the body memory; false when that would pass it. */
+static bool body_take(struct httpd *s, size_t n)
+{
+	size_t held = atomic_load_explicit(&s->body_held, memory_order_relaxed);
+
+	do {
+		if (n > s->cfg.body_memory - held)
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(
+		&s->body_held, &held, held + n, memory_order_relaxed,
+		memory_order_relaxed));
+	return true;
+}
+
+static void body_give(struct httpd *s, size_t n)
+{
+	if (n)
+		atomic_fetch_sub_explicit(&s->body_held, n,
+					  memory_order_relaxed);
+}
+
 /* --- request state ------------------------------------------------------- */
 
 /* Frees what the request in progress holds and leaves in flight. */
@@ -297,12 +324,14 @@ static void request_end(struct httpd *s, struct conn *c)
 	if (c->counted)
 		atomic_fetch_sub_explicit(&s->in_flight, 1,
 					  memory_order_relaxed);
+	body_give(s, c->reserved);
 	free(c->body);
 	free(c->reply.body);
 	c->route = ROUTE_NONE;
-	c->counted = c->answered = c->too_big = c->oom = false;
+	c->counted = c->answered = false;
 	c->validate = false;
-	c->expect = c->dropped = c->len = c->cap = 0;
+	c->drop = 0;
+	c->expect = c->total = c->len = c->cap = c->reserved = 0;
 	c->body = NULL;
 	memset(&c->reply, 0, sizeof(c->reply));
 }
@@ -315,56 +344,95 @@ static void answer(struct httpd *s, struct conn *c, const char *body,
 	(c->validate ? s->cfg.validate : s->cfg.handle)(s->cfg.arg, body, len,
 							c->started, &c->reply);
 	c->answered = true;
+	body_give(s, c->reserved);
 	free(c->body);
 	c->body = NULL;
-	c->len = c->cap = 0;
+	c->len = c->cap = c->reserved = 0;
+}
+
+/*
+ * From now on the body is dropped, for why: its first HTTPD_PREFIX_MAX
+ * bytes are kept (those already in, then those to come), in a block of
+ * that size when one can be had; the body memory is given back.
+ */
+static void start_drop(struct httpd *s, struct conn *c, int why)
+{
+	char *p;
+
+	c->drop = why;
+	body_give(s, c->reserved);
+	c->reserved = 0;
+	if (c->len > HTTPD_PREFIX_MAX)
+		c->len = HTTPD_PREFIX_MAX;
+	p = realloc(c->body, HTTPD_PREFIX_MAX);
+	if (p) {
+		c->body = p;
+		c->cap = HTTPD_PREFIX_MAX;
+	} else if (c->cap > HTTPD_PREFIX_MAX) {
+		c->cap = HTTPD_PREFIX_MAX;
+	}
+}
+
+/*
+ * Makes room for n more bytes of body: the whole Content-Length at once,
+ * a chunked body by doubling, never more than the limit, and each byte
+ * taken from the body memory first.  Returns 0, or -1 when the body
+ * memory or malloc refused.
+ */
+static int grow(struct httpd *s, struct conn *c, size_t n)
+{
+	size_t max = s->cfg.body_max;
+	size_t want = c->expect != SIZE_MAX ? c->expect
+		      : c->cap > max / 2 ? max
+		      : c->cap * 2 > BODY_CHUNK ? c->cap * 2 : BODY_CHUNK;
+	char *grown;
+
+	if (want < c->len + n)
+		want = c->len + n;
+	if (want > max)
+		want = max;
+	if (!body_take(s, want - c->cap))
+		return -1;
+	grown = realloc(c->body, want);
+	if (!grown) {
+		body_give(s, want - c->cap);
+		return -1;
+	}
+	c->reserved += want - c->cap;
+	c->body = grown;
+	c->cap = want;
+	return 0;
 }
 
 /*
  * Takes n bytes of body.  A body that arrives whole in its first piece is
  * answered from libmicrohttpd's buffer, without a copy; otherwise it is
- * copied once into a buffer sized from the Content-Length.  Past the limit
- * the bytes are dropped (too_big); past DISCARD_MAX more, the connection
- * is closed (MHD_NO).
+ * copied into a buffer (grow()).  A body over the limit, or without room,
+ * is dropped from then on (start_drop()); a chunked one that goes
+ * DISCARD_MAX past the limit has its connection closed (MHD_NO).
  */
 static enum MHD_Result take_body(struct httpd *s, struct conn *c,
 				 const char *data, size_t n)
 {
-	size_t max = s->cfg.body_max;
+	size_t max = s->cfg.body_max, room;
 
-	if (c->too_big || c->oom || n > max - c->len) {
-		if (!c->oom)
-			c->too_big = true;
-		free(c->body);
-		c->body = NULL;
-		c->len = c->cap = 0;
-		c->dropped += n;
-		return c->dropped > DISCARD_MAX ? MHD_NO : MHD_YES;
-	}
-	if (!c->body && c->len == 0 && n == c->expect) {
+	c->total += n;
+	if (!c->drop && n > max - c->len)
+		start_drop(s, c, HTTPD_UNREAD_TOO_LARGE);
+	if (!c->drop && !c->body && c->len == 0 && n == c->expect) {
 		answer(s, c, data, n);
 		return MHD_YES;
 	}
-	if (n > c->cap - c->len) {
-		/* The whole Content-Length at once; chunked bodies double. */
-		size_t want = c->expect != SIZE_MAX ? c->expect
-			      : c->cap > max / 2 ? max
-			      : c->cap * 2 > BODY_CHUNK ? c->cap * 2 : BODY_CHUNK;
-		char *grown;
-
-		if (want < c->len + n)
-			want = c->len + n;
-		if (want > max)
-			want = max;
-		grown = realloc(c->body, want);
-		if (!grown) {
-			c->oom = true;
-			return take_body(s, c, data, n);
-		}
-		c->body = grown;
-		c->cap = want;
+	if (!c->drop && n > c->cap - c->len && grow(s, c, n))
+		start_drop(s, c, HTTPD_UNREAD_NO_MEMORY);
+	if (c->drop) {
+		if (c->total > max + DISCARD_MAX)
+			return MHD_NO;
+		room = c->cap > c->len ? c->cap - c->len : 0;
+		n = n < room ? n : room;
 	}
-	memcpy(c->body + c->len, data, n);
+	if (n)
+		memcpy(c->body + c->len, data, n);
 	c->len += n;
 	return MHD_YES;
 }
@@ -399,13 +467,28 @@ static enum MHD_Result queue_reply(struct httpd *s, struct conn *c,
 
 /* --- the HTTPS daemon ---------------------------------------------------- */
 
+/* Refuses an admission request with 413, told and logged. */
+static enum MHD_Result too_large(struct httpd *s, struct conn *c,
+				 struct MHD_Connection *mc,
+				 const char *method, const char *url)
+{
+	if (s->cfg.refused)
+		s->cfg.refused(s->cfg.arg, MHD_HTTP_CONTENT_TOO_LARGE,
+			       s->too_large_reason, c->started);
+	log_refusal(mc, method, url, MHD_HTTP_CONTENT_TOO_LARGE,
+		    s->too_large_reason);
+	return queue(mc, MHD_HTTP_CONTENT_TOO_LARGE, s->r.too_large);
+}
+
 /*
  * The first call of a request (its headers are in): starts its clock and
  * its 10 s timeout, then checks the client certificate (with a client CA,
  * except for probes), the path, the method and the Content-Length.  A
  * refusal is queued at once (libmicrohttpd then closes the connection
  * without reading the body).  Otherwise returns MHD_YES to read on; an
- * admission request counts as in flight from here.
+ * admission request counts as in flight from here.  A Content-Length over
+ * the limit drops the body from its first byte; one more than DISCARD_MAX
+ * over it is refused with 413.
  */
 static enum MHD_Result tls_begin(struct httpd *s, struct MHD_Connection *mc,
 				 struct conn *c, const char *url,
@@ -463,19 +546,42 @@ static enum MHD_Result tls_begin(struct httpd *s, struct MHD_Connection *mc,
 	if (te && strcmp(te, "identity")) {
 		c->expect = SIZE_MAX;
 	} else if (cl) {
-		if (text_u64_parsen(cl, strlen(cl), s->cfg.body_max, &length)) {
-			if (s->cfg.refused)
-				s->cfg.refused(s->cfg.arg,
-					       MHD_HTTP_CONTENT_TOO_LARGE,
-					       s->too_large_reason, c->started);
-			log_refusal(mc, method, url, MHD_HTTP_CONTENT_TOO_LARGE,
-				    s->too_large_reason);
-			return queue(mc, MHD_HTTP_CONTENT_TOO_LARGE,
-				     s->r.too_large);
-		}
+		if (text_u64_parsen(cl, strlen(cl),
+				    s->cfg.body_max + DISCARD_MAX, &length))
+			return too_large(s, c, mc, method, url);
 		c->expect = (size_t)length;
+		if (c->expect > s->cfg.body_max)
+			start_drop(s, c, HTTPD_UNREAD_TOO_LARGE);
 	}
 	return MHD_YES;
+}
+
+/*
+ * The last call of a request whose body was dropped: the unread hook's
+ * answer, else 413 (too large) or 503 (no memory).
+ */
+static enum MHD_Result answer_unread(struct httpd *s, struct conn *c,
+				     struct MHD_Connection *mc,
+				     const char *method, const char *url)
+{
+	static const char no_memory[] = "no memory for the request body";
+
+	memset(&c->reply, 0, sizeof(c->reply));
+	if (s->cfg.unread)
+		s->cfg.unread(s->cfg.arg, (enum httpd_unread)c->drop,
+			      c->body ? c->body : "", c->body ? c->len : 0,
+			      c->total, c->started, &c->reply);
+	if (c->reply.body) {
+		c->answered = true;
+		return queue_reply(s, c, mc);
+	}
+	if (c->drop == HTTPD_UNREAD_TOO_LARGE)
+		return too_large(s, c, mc, method, url);
+	if (s->cfg.refused)
+		s->cfg.refused(s->cfg.arg, MHD_HTTP_SERVICE_UNAVAILABLE,
+			       no_memory, c->started);
+	log_refusal(mc, method, url, MHD_HTTP_SERVICE_UNAVAILABLE, no_memory);
+	return queue(mc, MHD_HTTP_SERVICE_UNAVAILABLE, s->r.busy);
 }
 
 /*
@@ -520,16 +626,8 @@ static enum MHD_Result on_tls_request(void *cls, struct MHD_Connection *mc,
 	default:
 		return MHD_NO;
 	}
-	if (c->too_big) {
-		if (s->cfg.refused)
-			s->cfg.refused(s->cfg.arg, MHD_HTTP_CONTENT_TOO_LARGE,
-				       s->too_large_reason, c->started);
-		log_refusal(mc, method, url, MHD_HTTP_CONTENT_TOO_LARGE,
-			    s->too_large_reason);
-		return queue(mc, MHD_HTTP_CONTENT_TOO_LARGE, s->r.too_large);
-	}
-	if (c->oom)
-		return queue(mc, MHD_HTTP_INTERNAL_SERVER_ERROR, s->r.internal);
+	if (c->drop)
+		return answer_unread(s, c, mc, method, url);
 	if (!c->answered)
 		answer(s, c, c->body ? c->body : "", c->len);
 	return queue_reply(s, c, mc);
@@ -545,7 +643,7 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **req_cls,
 	(void)mc;
 	if (!c)
 		return;
-	if (c->route == ROUTE_REVIEW && !c->answered && !c->too_big &&
+	if (c->route == ROUTE_REVIEW && !c->answered &&
 	    toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		log_detail("admission request abandoned before its answer (%d)",
 			   (int)toe);
@@ -810,9 +908,12 @@ enum httpd_status httpd_start(const struct httpd_config *cfg,
 		return failed(err, HTTPD_NOMEM, HTTPD_LISTENER_NONE,
 			      "out of memory");
 	s->cfg = *cfg;
+	if (s->cfg.body_memory < s->cfg.body_max)
+		s->cfg.body_memory = s->cfg.body_max;
 	s->tls_fd = -1;
 	atomic_init(&s->in_flight, 0);
 	atomic_init(&s->draining, false);
+	atomic_init(&s->body_held, 0);
 	if (log_verbosity >= 2)
 		flags |= MHD_USE_ERROR_LOG;
 	if (canned_init(s)) {

@@ -9,10 +9,13 @@
  *   probes needs a client certificate that verifies against it (403).
  * - plain HTTP, optional: GET /metrics, /healthz and /readyz.
  *
- * A body is taken whole or not at all: past body_max the answer is 413,
- * from the Content-Length before any byte is read, or (chunked) once the
- * count passes the limit.  The handler sees each body once, borrowed,
- * straight from libmicrohttpd's buffer when it arrived in one piece.
+ * A body is taken whole or not at all.  Up to body_max it is decided by
+ * the handler, which sees it once, borrowed, straight from libmicrohttpd's
+ * buffer when it arrived in one piece.  A body over body_max, or one that
+ * finds no room in the memory kept for bodies (body_memory, shared by all
+ * connections), is read and dropped but for its first bytes, which go to
+ * the unread hook at its end: it answers (an AdmissionReview denial), or
+ * the server answers 413 or 503.
  *
  * Connections: a worker thread per CPU (at most 8) with epoll; a cap on
  * connections, and on connections per client address; an inactivity
@@ -51,9 +54,30 @@ struct httpd_reply {
 typedef void httpd_handle_fn(void *arg, const char *body, size_t len,
 			     uint64_t started_ns, struct httpd_reply *reply);
 
+/* Why a body was not read into memory. */
+enum httpd_unread {
+	HTTPD_UNREAD_TOO_LARGE = 1, /* over body_max */
+	HTTPD_UNREAD_NO_MEMORY,     /* no room in body_memory, or malloc */
+};
+
+/* The most bytes of an unread body kept for the unread hook. */
+#define HTTPD_PREFIX_MAX 1024
+
+/*
+ * Answers an admission request whose body was not kept (why): prefix[0..
+ * len) are its first bytes (at most HTTPD_PREFIX_MAX, fewer when it is
+ * shorter or memory ran out), size is its length.  Fills *reply, or
+ * leaves reply->body NULL for the server's own answer: 413 (too large) or
+ * 503 (no memory).  Called from the worker threads, on several at once.
+ */
+typedef void httpd_unread_fn(void *arg, enum httpd_unread why,
+			     const char *prefix, size_t len, uint64_t size,
+			     uint64_t started_ns, struct httpd_reply *reply);
+
 /*
  * Told of an admission request refused before the handler: 413 (body too
- * large) or 403 (client certificate).  reason is one line.
+ * large), 503 (no memory for it) or 403 (client certificate).  reason is
+ * one line.
  */
 typedef void httpd_refused_fn(void *arg, unsigned status, const char *reason,
 			      uint64_t started_ns);
@@ -68,13 +92,17 @@ struct httpd_config {
 	/* PEM of the CAs that client certificates must chain to (borrowed,
 	 * outlives the server); NULL: no client certificates. */
 	const char *client_ca;
-	size_t body_max;            /* larger bodies get 413 */
+	size_t body_max;            /* larger bodies go to unread */
+	/* Bytes of bodies held at once, by every connection; at least
+	 * body_max (raised to it). */
+	size_t body_memory;
 	unsigned threads;           /* 0: one per CPU, at most 8 */
 	httpd_handle_fn *handle;    /* POST /mutate and /webhook */
 	httpd_handle_fn *validate;  /* POST /validate; NULL: 404 */
-	httpd_refused_fn *refused; /* may be NULL */
+	httpd_unread_fn *unread;    /* may be NULL: 413 or 503 */
+	httpd_refused_fn *refused;  /* may be NULL */
 	httpd_metrics_fn *metrics;
-	void *arg;                  /* first argument of the three */
+	void *arg;                  /* first argument of the hooks */
 };
 
 /* Nanoseconds on the monotonic clock. */

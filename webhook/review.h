@@ -27,8 +27,16 @@ enum review_outcome {
 /* "patched", "allowed", "denied" or "error": the metric and log label. */
 const char *review_outcome_name(enum review_outcome outcome);
 
-/* The largest request body answered; a larger one is refused whole. */
-#define REVIEW_BODY_MAX ((size_t)3 << 20)
+/*
+ * The largest request body decided; a larger one is not read into memory
+ * (review_prefix_scann() and review_deny_prefix() answer it).  40 MiB
+ * holds every review a real API server sends for a pod it can store: it
+ * takes request bodies of at most 3 MiB, a character of a string may come
+ * back escaped in 6 bytes ("<" is written \u003c), and an UPDATE carries
+ * both object and oldObject, so 2 x 6 x 3 MiB = 36 MiB, and 4 MiB more for
+ * the envelope (userInfo, options) and the managedFields it adds.
+ */
+#define REVIEW_BODY_MAX ((size_t)40 << 20)
 
 #define REVIEW_FIELD_MAX 96
 

@@ -30,7 +30,9 @@ import corpus  # noqa: E402
 
 SERVER_NAME = "vgpu-webhook.vgpu-system.svc"
 GEN_CERTS = os.path.join(ROOT, "certs", "gen-certs.sh")
-BODY_MAX = 3 << 20
+BODY_MAX = 40 << 20      # REVIEW_BODY_MAX
+DISCARD_MAX = 64 << 20   # read and dropped past it, to be answered
+BODY_MEMORY = 64 << 20   # bodies held at once
 START_TIMEOUT = 20.0
 
 

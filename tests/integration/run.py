@@ -27,10 +27,10 @@ import warnings
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (BODY_MAX, CertDir, Server,  # noqa: E402
-                     assert_alive, check_good_answer, command, corpus,
-                     expired_pair, free_port, good_review, read_response,
-                     temp_dir)
+from harness import (BODY_MAX, BODY_MEMORY, DISCARD_MAX,  # noqa: E402
+                     CertDir, Server, assert_alive, check_good_answer,
+                     command, corpus, expired_pair, free_port, good_review,
+                     read_response, temp_dir)
 
 
 class Env:
@@ -223,50 +223,183 @@ def test_corpus_exit(corpus_servers):
 # Error paths
 
 
+TOO_LARGE_BODY = b"request body larger than %d bytes\n" % BODY_MAX
+
+
+def go_json(review):
+    """review as the API server writes it (Go's encoding/json): kind and
+    apiVersion first, and <, > and & escaped as \\u003c, \\u003e, \\u0026."""
+    ordered = {"kind": review["kind"], "apiVersion": review["apiVersion"]}
+    ordered.update(review)
+    text = json.dumps(ordered, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e") \
+        .replace("&", "\\u0026").encode()
+
+
+def check_denial(status, body, review, code, size=None):
+    """Raises unless body is the AdmissionReview denial of review with
+    status code (and the body's size in its message)."""
+    assert status == 200, (status, body[:300])
+    answer = json.loads(body)
+    assert answer["apiVersion"] == review["apiVersion"], answer
+    assert answer["kind"] == "AdmissionReview", answer
+    resp = answer["response"]
+    assert resp["uid"] == review["request"]["uid"], resp
+    assert resp["allowed"] is False, resp
+    assert resp["status"]["code"] == code, resp
+    if size is not None:
+        assert " %d bytes" % size in resp["status"]["message"], resp
+
+
 def test_body_limit(env):
-    """413 for a body over 3 MiB: from the Content-Length before the body
-    (also when the body never comes), for a whole 3 MiB + 1 body, and for a
-    chunked body counted while read; exactly 3 MiB is served."""
+    """Up to 40 MiB a body is decided.  Past it an AdmissionReview is read
+    to its end and denied (HTTP 200, code 413, its size), with a
+    Content-Length or chunked, v1 or v1beta1, and the connection goes on; a
+    body that is no AdmissionReview gets 413 with its exact line; a
+    Content-Length more than 64 MiB past the limit gets that 413 before any
+    byte of the body, and a chunked body that goes that far has its
+    connection closed."""
     with Server(env.certs) as srv:
         m0 = counters(srv.metrics())
-        # Content-Length over the limit: answered before any body byte.
+        # Too large to read: answered before any byte of the body.
         s = srv.raw_tls()
-        s.sendall(request_head(BODY_MAX + 1))
+        s.sendall(request_head(BODY_MAX + DISCARD_MAX + 1))
         status, headers, body = read_response(s)
         s.close()
         assert status == 413, status
-        assert body == b"request body larger than 3145728 bytes\n", body
+        assert body == TOO_LARGE_BODY, body
+        assert headers["content-type"] == "text/plain; charset=utf-8"
         assert_alive(srv)
 
-        # The whole 3 MiB + 1 body sent at once.
-        s = srv.raw_tls()
-        status, _, _ = send_then_read(
-            s, request_head(BODY_MAX + 1) + padded(good_review(), BODY_MAX + 1))
+        # An AdmissionReview past the limit: a denial, and keep-alive.
+        for use_chunks, api in ((False, "admission.k8s.io/v1"),
+                                (True, "admission.k8s.io/v1beta1")):
+            review = good_review()
+            review["apiVersion"] = api
+            data = go_json(review)
+            data += b" " * (BODY_MAX + 1 - len(data))
+            s = srv.raw_tls(timeout=60)
+            status, headers, body = send_then_read(
+                s, request_head(chunked=True) + chunked(data) if use_chunks
+                else request_head(len(data)) + data)
+            check_denial(status, body, review, 413, BODY_MAX + 1)
+            assert headers["content-type"] == "application/json", headers
+            again = good_review()
+            more = json.dumps(again).encode()
+            s.sendall(request_head(len(more)) + more)
+            check_good_answer(*read_response(s), again)
+            s.close()
+
+        # Not an AdmissionReview: 413 once the body is in.
+        for use_chunks in (False, True):
+            data = b"[" + b" " * BODY_MAX + b"]"
+            s = srv.raw_tls(timeout=60)
+            status, _, body = send_then_read(
+                s, request_head(chunked=True) + chunked(data) if use_chunks
+                else request_head(len(data)) + data)
+            s.close()
+            assert status == 413 and body == TOO_LARGE_BODY, (status, body)
+
+        # Chunked beyond what is read: closed, never answered.
+        s = srv.raw_tls(timeout=60)
+        piece = b" " * (1 << 20)
+        head = go_json(good_review())
+        try:
+            s.sendall(request_head(chunked=True) + b"%x\r\n" % len(head) +
+                      head + b"\r\n")
+            for _ in range((BODY_MAX + DISCARD_MAX) // len(piece) + 2):
+                s.sendall(b"%x\r\n" % len(piece) + piece + b"\r\n")
+        except OSError:
+            pass
+        assert closed_by_peer(s, 5.0), "still open past the discard limit"
         s.close()
-        assert status == 413, status
         assert_alive(srv)
 
-        # Chunked: no length up front, 3 MiB + 1 counted while read.
-        s = srv.raw_tls()
-        status, _, _ = send_then_read(
-            s, request_head(chunked=True) + chunked(padded(good_review(), BODY_MAX + 1)))
-        assert status == 413, status
-        s.close()
-        assert_alive(srv)
-
-        # Exactly 3 MiB, with a length and chunked: answered in full.
+        # Exactly 40 MiB, with a length and chunked: decided.
         for use_chunks in (False, True):
             review = good_review()
             data = padded(review, BODY_MAX)
-            s = srv.raw_tls()
+            s = srv.raw_tls(timeout=60)
             status, headers, body = send_then_read(
-                s, request_head(chunked=True) + chunked(data, 100000)
+                s, request_head(chunked=True) + chunked(data, 1 << 20)
                 if use_chunks else request_head(len(data)) + data)
             s.close()
             check_good_answer(status, headers, body, review)
         m1 = counters(srv.metrics())
         assert m1["error"] - m0["error"] == 3, (m0, m1)
-        assert m1["patched"] - m0["patched"] == 5, (m0, m1)
+        assert m1["denied"] - m0["denied"] == 2, (m0, m1)
+        assert m1["patched"] - m0["patched"] == 6, (m0, m1)
+        assert srv.stop() == 0
+
+
+def escaped_pod_review(operation, value, extra_env=()):
+    """A Pod review whose container has env BIG=value; an UPDATE carries
+    the same pod as oldObject."""
+    review = good_review()
+    req = review["request"]
+    req["operation"] = operation
+    c = req["object"]["spec"]["containers"][0]
+    c["env"] = [{"name": "BIG", "value": value}] + list(extra_env)
+    if operation == "UPDATE":
+        req["oldObject"] = json.loads(json.dumps(req["object"]))
+    return review
+
+
+def test_escaped_reviews(env):
+    """What the API server sends for a pod it takes (a request body of at
+    most 3 MiB) is decided, however its characters are escaped: a CREATE
+    with 3 MiB of "<" in an env value (18 MiB once each is \\u003c) and
+    NVIDIA_VISIBLE_DEVICES=all is denied by the env guard, and an UPDATE
+    that carries such a pod as object and as oldObject (36 MiB) is allowed
+    as any other UPDATE."""
+    value = "<" * (3 << 20)
+    with Server(env.certs) as srv:
+        review = escaped_pod_review("CREATE", value, [
+            {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}])
+        data = go_json(review)
+        assert len(data) > 18 << 20, len(data)
+        status, _, body = srv.post(data)
+        check_denial(status, body, review, 403)
+        assert b"NVIDIA_VISIBLE_DEVICES" in body, body[:500]
+        review = escaped_pod_review("UPDATE", value)
+        data = go_json(review)
+        assert 36 << 20 < len(data) <= BODY_MAX, len(data)
+        status, _, body = srv.post(data)
+        assert status == 200, (status, body[:300])
+        resp = json.loads(body)["response"]
+        assert resp["uid"] == review["request"]["uid"] and resp["allowed"], resp
+        assert srv.stop() == 0
+
+
+def test_body_memory(env):
+    """Bodies held at once share 64 MiB: a body that finds no room is read
+    to its end and denied (code 503), an AdmissionReview, or answered 503
+    when it is none; once the room is back, the same body is decided."""
+    size = BODY_MEMORY // 2 + (1 << 20)  # two of them do not fit
+    assert 2 * size > BODY_MEMORY and size <= BODY_MAX
+    with Server(env.certs) as srv:
+        held = good_review()
+        held_data = padded(held, size)
+        holder = srv.raw_tls(timeout=60)
+        holder.sendall(request_head(len(held_data)) + held_data[:1 << 20])
+        time.sleep(0.5)  # the server has taken room for the whole body
+        review = good_review()
+        s = srv.raw_tls(timeout=60)
+        status, _, body = send_then_read(
+            s, request_head(size) + padded(review, size))
+        check_denial(status, body, review, 503, size)
+        status, _, body = send_then_read(
+            s, request_head(size) + b"[" + b" " * (size - 2) + b"]")
+        assert status == 503 and body == b"server busy\n", (status, body)
+        s.close()
+        holder.sendall(held_data[1 << 20:])
+        check_good_answer(*read_response(holder), held)
+        holder.close()
+        review = good_review()
+        s = srv.raw_tls(timeout=60)
+        check_good_answer(*send_then_read(
+            s, request_head(size) + padded(review, size)), review)
+        s.close()
         assert srv.stop() == 0
 
 
@@ -846,7 +979,7 @@ def test_metrics(env):
         assert srv.post(b"{", conn=conn)[0] == 400
         conn.close()
         s = srv.raw_tls()
-        s.sendall(request_head(BODY_MAX + 1))
+        s.sendall(request_head(BODY_MAX + DISCARD_MAX + 1))
         assert read_response(s)[0] == 413
         s.close()
         assert srv.request("GET", "/nope")[0] == 404
