@@ -168,8 +168,16 @@ static void on_refused(void *arg, unsigned status, const char *reason,
 static int on_metrics(void *arg, struct httpd *s, struct buf *out)
 {
 	struct serve_state *st = arg;
+	struct metrics_listener conns[2] = {
+		{ httpd_listener_name(HTTPD_LISTENER_TLS), { { 0 }, 0 } },
+		{ httpd_listener_name(HTTPD_LISTENER_METRICS), { { 0 }, 0 } },
+	};
 
-	return metrics_render(&st->metrics, httpd_in_flight(s), out);
+	httpd_conn_stats(s, HTTPD_LISTENER_TLS, &conns[0].stats);
+	httpd_conn_stats(s, HTTPD_LISTENER_METRICS, &conns[1].stats);
+	if (metrics_render(&st->metrics, httpd_in_flight(s), out))
+		return -1;
+	return metrics_render_connections(conns, 2, out);
 }
 
 /* --- certificates -------------------------------------------------------- */

@@ -13,11 +13,24 @@
  * The per-request state lives in the per-connection struct conn, made
  * when the connection opens (on_connection()), so a request allocates
  * only its body (when it came in pieces) and its answer.
+ *
+ * Connection management (conns.h): each listener has a registry.  A
+ * connection is registered in the connection-started notification, which
+ * libmicrohttpd 0.9.75 gives once the connection is in its lists, and
+ * unregistered in the connection-closed notification, which it gives
+ * (MHD_cleanup_connections(), and the clean-up path of
+ * new_connection_process_()) before it calls close(2) on the socket, in
+ * the thread that owns the connection.  So the registry, which shuts down
+ * sockets of other threads' connections under its lock, only ever shuts
+ * down a descriptor that is still that connection's.  The accept policy
+ * callback refuses an address at its cap before anything is set up; the
+ * reaper thread applies the deadlines.
  */
 #define _GNU_SOURCE /* sched_getaffinity(), CPU_COUNT() */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -41,15 +54,22 @@
 #include "text.h"
 
 #define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
-#define TIMEOUT_ACTIVE 10u  /* s of silence inside a handshake or request */
-#define TIMEOUT_IDLE 120u   /* s of silence between requests */
-#define CONN_LIMIT 2048u    /* HTTPS connections, when file limits allow */
+#define SECOND_NS 1000000000ull
+/* Deadlines (conns.h), from the accept or the end of the last answer. */
+#define OPEN_NS (10 * SECOND_NS)    /* TLS handshake and first headers */
+#define IDLE_NS (10 * SECOND_NS)    /* keep-alive: the next headers */
+#define REQUEST_NS (30 * SECOND_NS) /* a request, to the end of its answer */
+/* libmicrohttpd's own inactivity timeout: never the first to fire, it
+ * only backs the deadlines up. */
+#define BACKSTOP_TIMEOUT 60u
+#define REAP_NS (SECOND_NS / 10)    /* the reaper's period */
+#define LOG_EVERY_NS (10 * SECOND_NS) /* at most one closed-line per 10 s */
+#define CONN_LIMIT 2048u    /* HTTPS slots, when file limits allow */
 /* libmicrohttpd's memory per connection (headers, read buffer, answer
  * headers), zeroed after each request: half of it is the read buffer, so a
  * typical review (4 KiB) arrives whole and is answered without a copy. */
 #define CONN_MEMORY (16u << 10)
 #define METRICS_CONN_LIMIT 64u
-#define METRICS_TIMEOUT 10u
 #define THREADS_MAX 8u
 /* Past the body limit, a body is read and dropped (but for its first
  * HTTPD_PREFIX_MAX bytes) up to this many more bytes, so that it can be
@@ -71,6 +91,7 @@ enum route {
 /* One connection of the HTTPS daemon and its request in progress. */
 struct conn {
 	void *hold;         /* certs_hold() handle */
+	int id;             /* in the listener's registry, or -1 */
 	signed char peer;   /* client certificate: -1 unchecked, 0 bad, 1 good */
 	/* The request in progress; reset by request_end(). */
 	enum route route;
@@ -87,6 +108,14 @@ struct conn {
 	size_t cap;
 	size_t reserved;    /* of the body memory, for body */
 	struct httpd_reply reply;
+};
+
+/* A listener's registry, and what its last log line reported. */
+struct listener {
+	struct httpd *s;
+	enum httpd_listener which;
+	struct conns *conns;
+	unsigned long long logged[CONNS_NREASONS];
 };
 
 /* Answers shared by every request, made once. */
@@ -113,6 +142,13 @@ struct httpd {
 	atomic_long in_flight;
 	atomic_bool draining;
 	atomic_size_t body_held;   /* of cfg.body_memory */
+	struct listener lis[2];    /* TLS, metrics */
+	/* The reaper thread; stop is guarded by lock. */
+	pthread_t reaper;
+	bool reaping;
+	bool stop;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
 };
 
 /* A connection whose struct conn could not be allocated: its handle is
@@ -179,11 +215,6 @@ static struct conn *conn_of(struct MHD_Connection *mc)
 	return ci->socket_context;
 }
 
-static void set_timeout(struct MHD_Connection *mc, unsigned seconds)
-{
-	MHD_set_connection_option(mc, MHD_CONNECTION_OPTION_TIMEOUT, seconds);
-}
-
 static enum route route_of(const char *url, bool tls)
 {
 	if (tls && (!strcmp(url, "/mutate") || !strcmp(url, "/webhook") ||
@@ -243,10 +274,10 @@ static void log_refusal(struct MHD_Connection *mc, const char *method,
 		   5);
 }
 
+/* Queues r as the answer, with status. */
 static enum MHD_Result queue(struct MHD_Connection *mc, unsigned status,
 			     struct MHD_Response *r)
 {
-	set_timeout(mc, TIMEOUT_IDLE);
 	return MHD_queue_response(mc, status, r);
 }
 
@@ -481,9 +512,9 @@ static enum MHD_Result too_large(struct httpd *s, struct conn *c,
 }
 
 /*
- * The first call of a request (its headers are in): starts its clock and
- * its 10 s timeout, then checks the client certificate (with a client CA,
- * except for probes), the path, the method and the Content-Length.  A
+ * The first call of a request (its headers are in): starts its clock,
+ * tells the registry, then checks the client certificate (with a client
+ * CA, except for probes), the path, the method and the Content-Length.  A
  * refusal is queued at once (libmicrohttpd then closes the connection
  * without reading the body).  Otherwise returns MHD_YES to read on; an
  * admission request counts as in flight from here.  A Content-Length over
@@ -503,9 +534,9 @@ static enum MHD_Result tls_begin(struct httpd *s, struct MHD_Connection *mc,
 	if (c->validate && !s->cfg.validate)
 		c->route = ROUTE_NONE;
 	c->started = httpd_now_ns();
+	conns_begin(s->lis[0].conns, c->id);
 	probe = c->route == ROUTE_HEALTHZ || c->route == ROUTE_READYZ;
 	get = is_get(method);
-	set_timeout(mc, TIMEOUT_ACTIVE);
 
 	if (s->cfg.client_ca && !(probe && get)) {
 		if (c->peer < 0)
@@ -647,20 +678,57 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **req_cls,
 	    toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		log_detail("admission request abandoned before its answer (%d)",
 			   (int)toe);
+	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		conns_end(s->lis[0].conns, c->id);
 	request_end(s, c);
 	*req_cls = NULL;
 }
 
+/* --- connections ---------------------------------------------------------- */
+
+/* The accept policy of both daemons: an address at its cap is refused. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr,
+				 socklen_t addrlen)
+{
+	struct listener *l = cls;
+
+	return conns_admit(l->conns, addr, addrlen) ? MHD_YES : MHD_NO;
+}
+
 /*
- * A connection opened: its struct conn, and a hold on the current
- * certificate pair (kept even when the struct cannot be allocated, so that
- * its handshake never uses a freed pair).  A connection closed: both go.
+ * Registers connection mc with the registry of l.  Returns its id, or -1
+ * when it was refused (its socket is shut down: it closes at once).
+ */
+static int conn_register(struct listener *l, struct MHD_Connection *mc)
+{
+	const union MHD_ConnectionInfo *fd =
+		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+	socklen_t len = !sa ? 0 :
+			sa->sa_family == AF_INET ? sizeof(struct sockaddr_in) :
+			sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+			sizeof(sa->sa_family);
+
+	if (!fd)
+		return -1;
+	return conns_open(l->conns, fd->connect_fd, sa, len);
+}
+
+/*
+ * A connection of the HTTPS daemon opened: its struct conn, its entry in
+ * the registry, and a hold on the current certificate pair (kept even when
+ * the struct cannot be allocated, so that its handshake never uses a freed
+ * pair).  A connection closed: all three go, the entry first of all (the
+ * socket is closed after this returns).
  */
 static void on_connection(void *cls, struct MHD_Connection *mc,
 			  void **socket_context,
 			  enum MHD_ConnectionNotificationCode toe)
 {
-	struct httpd *s = cls;
+	struct listener *l = cls;
+	struct httpd *s = l->s;
 	struct conn *c;
 
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
@@ -673,8 +741,8 @@ static void on_connection(void *cls, struct MHD_Connection *mc,
 		}
 		c->hold = hold;
 		c->peer = -1;
+		c->id = conn_register(l, mc);
 		*socket_context = c;
-		set_timeout(mc, TIMEOUT_ACTIVE);
 		return;
 	}
 	if (!*socket_context)
@@ -684,11 +752,123 @@ static void on_connection(void *cls, struct MHD_Connection *mc,
 			     (void *)((uintptr_t)*socket_context & ~HOLD_TAG));
 	} else {
 		c = *socket_context;
+		conns_close(l->conns, c->id);
 		request_end(s, c);
 		certs_unhold(s->cfg.certs, c->hold);
 		free(c);
 	}
 	*socket_context = NULL;
+}
+
+/*
+ * A connection of the metrics daemon opened or closed: its entry in the
+ * registry, whose id + 1 is its socket context.
+ */
+static void on_plain_connection(void *cls, struct MHD_Connection *mc,
+				void **socket_context,
+				enum MHD_ConnectionNotificationCode toe)
+{
+	struct listener *l = cls;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		*socket_context = (void *)(intptr_t)(conn_register(l, mc) + 1);
+		return;
+	}
+	conns_close(l->conns, (int)(intptr_t)*socket_context - 1);
+	*socket_context = NULL;
+}
+
+/* The registry id of a connection of the metrics daemon, or -1. */
+static int plain_id(struct MHD_Connection *mc)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? (int)(intptr_t)ci->socket_context - 1 : -1;
+}
+
+/* A request of the metrics daemon answered: the registry is told. */
+static void on_plain_completed(void *cls, struct MHD_Connection *mc,
+			       void **req_cls,
+			       enum MHD_RequestTerminationCode toe)
+{
+	struct listener *l = cls;
+
+	(void)req_cls;
+	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		conns_end(l->conns, plain_id(mc));
+}
+
+/*
+ * Logs what the registry of l closed since the last line, when the
+ * reasons are more than idle connections (those only with -v 1): one
+ * line, at most once every LOG_EVERY_NS, whatever the count.
+ */
+static void log_closed(struct listener *l)
+{
+	struct conns_stats st;
+	unsigned long long d[CONNS_NREASONS];
+	bool any = false, worrying = false;
+	size_t i;
+
+	conns_stats(l->conns, &st);
+	for (i = 0; i < CONNS_NREASONS; i++) {
+		d[i] = st.closed[i] - l->logged[i];
+		l->logged[i] = st.closed[i];
+		any |= d[i] != 0;
+		worrying |= d[i] != 0 && i != CONNS_IDLE;
+	}
+	if (!any || (!worrying && log_verbosity < 1))
+		return;
+	log_fields(worrying ? LOG_WARN : LOG_INFO,
+		   "connections closed in the last 10 s",
+		   (struct log_field[]){
+			   LOG_STR("listener", httpd_listener_name(l->which)),
+			   LOG_NUM("opening", d[CONNS_OPENING]),
+			   LOG_NUM("idle", d[CONNS_IDLE]),
+			   LOG_NUM("request", d[CONNS_REQUEST]),
+			   LOG_NUM("evicted", d[CONNS_EVICTED]),
+			   LOG_NUM("address", d[CONNS_ADDRESS]),
+			   LOG_NUM("open", st.open) },
+		   7);
+}
+
+/*
+ * The reaper thread: every REAP_NS, closes the connections past their
+ * deadlines; every LOG_EVERY_NS, logs what was closed.
+ */
+static void *reaper(void *arg)
+{
+	struct httpd *s = arg;
+	uint64_t next_log = httpd_now_ns() + LOG_EVERY_NS;
+	struct timespec until;
+	size_t i;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->stop) {
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += (long)REAP_NS;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&s->wake, &s->lock, &until);
+		if (s->stop)
+			break;
+		pthread_mutex_unlock(&s->lock);
+		for (i = 0; i < 2; i++)
+			if (s->lis[i].conns)
+				conns_reap(s->lis[i].conns);
+		if (httpd_now_ns() >= next_log) {
+			next_log += LOG_EVERY_NS;
+			for (i = 0; i < 2; i++)
+				if (s->lis[i].conns)
+					log_closed(&s->lis[i]);
+		}
+		pthread_mutex_lock(&s->lock);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
 }
 
 /* --- the plain HTTP daemon ----------------------------------------------- */
@@ -717,6 +897,7 @@ static enum MHD_Result on_plain_request(void *cls, struct MHD_Connection *mc,
 	(void)upload_data;
 	if (!*req_cls) {
 		*req_cls = &started;
+		conns_begin(s->lis[1].conns, plain_id(mc));
 		if (route == ROUTE_NONE) {
 			log_refusal(mc, method, url, MHD_HTTP_NOT_FOUND,
 				    "unknown path");
@@ -847,11 +1028,18 @@ static int canned_init(struct httpd *s)
 	return 0;
 }
 
-/* The connection cap: CONN_LIMIT, or less when file descriptors are few. */
+/*
+ * The HTTPS slots: CONN_LIMIT, or less when file descriptors are few.
+ * Each listener registers up to a quarter more connections than it has
+ * slots (those closing, not yet closed), and the process needs some more
+ * descriptors (listeners, epoll, files).
+ */
 static unsigned connection_limit(void)
 {
 	struct rlimit rl;
-	rlim_t want = CONN_LIMIT + METRICS_CONN_LIMIT + 64;
+	rlim_t want = CONN_LIMIT + CONN_LIMIT / 4 + METRICS_CONN_LIMIT +
+		      METRICS_CONN_LIMIT / 4 + 64;
+	rlim_t spare = METRICS_CONN_LIMIT + METRICS_CONN_LIMIT / 4 + 64;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl))
 		return 256;
@@ -862,9 +1050,9 @@ static unsigned connection_limit(void)
 	}
 	if (rl.rlim_cur >= want)
 		return CONN_LIMIT;
-	if (rl.rlim_cur < 128 + 64)
+	if (rl.rlim_cur < 80 + spare)
 		return 64;
-	return (unsigned)(rl.rlim_cur - METRICS_CONN_LIMIT - 64);
+	return (unsigned)((rl.rlim_cur - spare) * 4 / 5);
 }
 
 /*
@@ -885,6 +1073,72 @@ static unsigned thread_count(unsigned wanted)
 	return n > (long)THREADS_MAX ? THREADS_MAX : (unsigned)n;
 }
 
+/*
+ * The registry of listener which (slots, a quarter more for connections
+ * closing, a quarter of the slots per address).  Returns 0, or -1 out of
+ * memory.
+ */
+static int listener_init(struct httpd *s, enum httpd_listener which,
+			 unsigned slots)
+{
+	struct listener *l = &s->lis[which == HTTPD_LISTENER_TLS ? 0 : 1];
+	struct conns_limits lim = {
+		.slots = slots,
+		.capacity = slots + slots / 4,
+		.per_address = slots / 4,
+		.open_ns = OPEN_NS,
+		.idle_ns = IDLE_NS,
+		.request_ns = REQUEST_NS,
+		.clock = httpd_now_ns,
+	};
+
+	l->s = s;
+	l->which = which;
+	l->conns = conns_create(&lim);
+	return l->conns ? 0 : -1;
+}
+
+/* The reaper's lock and condition (on the monotonic clock), then the
+ * thread.  Returns 0, or -1. */
+static int reaper_start(struct httpd *s)
+{
+	pthread_condattr_t attr;
+	int rc;
+
+	if (pthread_condattr_init(&attr))
+		return -1;
+	rc = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) ||
+	     pthread_cond_init(&s->wake, &attr);
+	pthread_condattr_destroy(&attr);
+	if (rc)
+		return -1;
+	if (pthread_mutex_init(&s->lock, NULL)) {
+		pthread_cond_destroy(&s->wake);
+		return -1;
+	}
+	if (pthread_create(&s->reaper, NULL, reaper, s)) {
+		pthread_mutex_destroy(&s->lock);
+		pthread_cond_destroy(&s->wake);
+		return -1;
+	}
+	s->reaping = true;
+	return 0;
+}
+
+static void reaper_stop(struct httpd *s)
+{
+	if (!s->reaping)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->stop = true;
+	pthread_cond_signal(&s->wake);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->reaper, NULL);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->wake);
+	s->reaping = false;
+}
+
 enum httpd_status httpd_start(const struct httpd_config *cfg,
 			       struct httpd **out, struct httpd_error *err)
 {
@@ -892,7 +1146,9 @@ enum httpd_status httpd_start(const struct httpd_config *cfg,
 	MHD_AccessHandlerCallback tls_handler = on_tls_request;
 	MHD_AccessHandlerCallback plain_handler = on_plain_request;
 	MHD_RequestCompletedCallback completed = on_completed;
+	MHD_RequestCompletedCallback plain_completed = on_plain_completed;
 	MHD_NotifyConnectionCallback connection = on_connection;
+	MHD_NotifyConnectionCallback plain_connection = on_plain_connection;
 	MHD_LogCallback logger = mhd_log;
 	gnutls_certificate_retrieve_function2 *retrieve = certs_retrieve;
 	struct httpd *s = calloc(1, sizeof(*s));
@@ -900,7 +1156,7 @@ enum httpd_status httpd_start(const struct httpd_config *cfg,
 	 * listen socket no longer does. */
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
 			 MHD_USE_ITC;
-	unsigned limit = connection_limit();
+	unsigned slots = connection_limit();
 	enum httpd_status rc;
 	int tls_fd = -1, plain_fd = -1;
 
@@ -916,7 +1172,9 @@ enum httpd_status httpd_start(const struct httpd_config *cfg,
 	atomic_init(&s->body_held, 0);
 	if (log_verbosity >= 2)
 		flags |= MHD_USE_ERROR_LOG;
-	if (canned_init(s)) {
+	if (canned_init(s) || listener_init(s, HTTPD_LISTENER_TLS, slots) ||
+	    listener_init(s, HTTPD_LISTENER_METRICS, METRICS_CONN_LIMIT) ||
+	    reaper_start(s)) {
 		rc = failed(err, HTTPD_NOMEM, HTTPD_LISTENER_NONE,
 			    "out of memory");
 		goto fail;
@@ -933,17 +1191,16 @@ enum httpd_status httpd_start(const struct httpd_config *cfg,
 
 	certs_serve(cfg->certs);
 	s->tls = MHD_start_daemon(
-		flags | MHD_USE_TLS, 0, NULL, NULL, tls_handler, s,
+		flags | MHD_USE_TLS, 0, on_accept, &s->lis[0], tls_handler, s,
 		MHD_OPTION_EXTERNAL_LOGGER, logger, s,
 		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)tls_fd,
 		MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES,
 		MHD_OPTION_HTTPS_CERT_CALLBACK, retrieve,
 		MHD_OPTION_HTTPS_MEM_TRUST, cfg->client_ca,
-		MHD_OPTION_CONNECTION_LIMIT, limit,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, limit - limit / 4,
-		MHD_OPTION_CONNECTION_TIMEOUT, TIMEOUT_IDLE,
+		MHD_OPTION_CONNECTION_LIMIT, slots + slots / 4,
+		MHD_OPTION_CONNECTION_TIMEOUT, BACKSTOP_TIMEOUT,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY,
-		MHD_OPTION_NOTIFY_CONNECTION, connection, s,
+		MHD_OPTION_NOTIFY_CONNECTION, connection, &s->lis[0],
 		MHD_OPTION_NOTIFY_COMPLETED, completed, s,
 		MHD_OPTION_THREAD_POOL_SIZE, thread_count(cfg->threads),
 		MHD_OPTION_END);
@@ -959,11 +1216,15 @@ enum httpd_status httpd_start(const struct httpd_config *cfg,
 	tls_fd = -1;
 	if (plain_fd >= 0) {
 		s->plain = MHD_start_daemon(
-			flags, 0, NULL, NULL, plain_handler, s,
+			flags, 0, on_accept, &s->lis[1], plain_handler, s,
 			MHD_OPTION_EXTERNAL_LOGGER, logger, s,
 			MHD_OPTION_LISTEN_SOCKET, (MHD_socket)plain_fd,
-			MHD_OPTION_CONNECTION_LIMIT, METRICS_CONN_LIMIT,
-			MHD_OPTION_CONNECTION_TIMEOUT, METRICS_TIMEOUT,
+			MHD_OPTION_CONNECTION_LIMIT,
+			METRICS_CONN_LIMIT + METRICS_CONN_LIMIT / 4,
+			MHD_OPTION_CONNECTION_TIMEOUT, BACKSTOP_TIMEOUT,
+			MHD_OPTION_NOTIFY_CONNECTION, plain_connection,
+			&s->lis[1],
+			MHD_OPTION_NOTIFY_COMPLETED, plain_completed, &s->lis[1],
 			MHD_OPTION_END);
 		plain_fd = -1;
 		if (!s->plain) {
@@ -1019,14 +1280,35 @@ long httpd_in_flight(struct httpd *s)
 	return atomic_load_explicit(&s->in_flight, memory_order_relaxed);
 }
 
+void httpd_conn_stats(struct httpd *s, enum httpd_listener listener,
+		      struct conns_stats *out)
+{
+	struct listener *l = &s->lis[listener == HTTPD_LISTENER_TLS ? 0 : 1];
+
+	memset(out, 0, sizeof(*out));
+	if ((listener == HTTPD_LISTENER_TLS ? s->tls : s->plain) && l->conns)
+		conns_stats(l->conns, out);
+}
+
+const char *httpd_listener_name(enum httpd_listener listener)
+{
+	return listener == HTTPD_LISTENER_TLS ? "https" :
+	       listener == HTTPD_LISTENER_METRICS ? "metrics" : "none";
+}
+
+/* The reaper first, then the daemons (which unregister every connection
+ * as they close it), then the registries. */
 void httpd_stop(struct httpd *s)
 {
 	if (!s)
 		return;
+	reaper_stop(s);
 	if (s->tls)
 		MHD_stop_daemon(s->tls);
 	if (s->plain)
 		MHD_stop_daemon(s->plain);
+	conns_destroy(s->lis[0].conns);
+	conns_destroy(s->lis[1].conns);
 	canned_release(&s->r);
 	free(s);
 }

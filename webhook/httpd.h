@@ -17,11 +17,17 @@
  * the unread hook at its end: it answers (an AdmissionReview denial), or
  * the server answers 413 or 503.
  *
- * Connections: a worker thread per CPU (at most 8) with epoll; a cap on
- * connections, and on connections per client address; an inactivity
- * timeout of 10 s inside a handshake or a request, and of 120 s between
- * requests (longer than the API server's 90 s idle timeout, so the client
- * closes idle connections first).
+ * Connections: a worker thread per CPU (at most 8) with epoll.  Each
+ * listener keeps a registry of its connections (conns.h) with absolute
+ * deadlines that no byte moves: a new connection has 10 s for its TLS
+ * handshake and first request's headers, a keep-alive connection 10 s
+ * after an answer for the next request's headers, and a request 30 s from
+ * its start (the accept, or the end of the previous answer) to the end of
+ * its answer.  One address may hold a quarter of the slots; when every
+ * slot is taken, the connection that has gone longest without progress
+ * (the slowest or the longest idle) is closed for the new one.  A thread
+ * checks the deadlines ten times a second, and logs what was closed at
+ * most once every 10 s per listener.
  *
  * The server knows nothing of Kubernetes.
  */
@@ -33,6 +39,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "conns.h"
 
 struct certs;
 struct httpd;
@@ -147,6 +154,14 @@ void httpd_drain(struct httpd *s);
 
 /* Admission requests between their headers and their completion. */
 long httpd_in_flight(struct httpd *s);
+
+/* The connections of one listener (HTTPD_LISTENER_TLS or _METRICS; all
+ * zero for a listener that is not there). */
+void httpd_conn_stats(struct httpd *s, enum httpd_listener listener,
+		      struct conns_stats *out);
+
+/* "https" or "metrics": the listener as the metric and the log name it. */
+const char *httpd_listener_name(enum httpd_listener listener);
 
 /* Closes every connection, stops both listeners and frees s (NULL ok). */
 void httpd_stop(struct httpd *s);
