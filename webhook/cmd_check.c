@@ -22,8 +22,9 @@
 
 #define PROG "vgpu-webhook check"
 
-/* An answer longer than a request may be is not a webhook's. */
-#define ANSWER_MAX REVIEW_BODY_MAX
+/* An answer longer than the API server takes as a request body (3 MiB)
+ * is not a webhook's. */
+#define ANSWER_MAX ((size_t)3 << 20)
 
 void cmd_check_options_init(struct cmd_check_options *o)
 {

@@ -17,7 +17,7 @@
 
 #define PROG "vgpu-webhook"
 
-/* review and default refuse what serve would refuse with 413. */
+/* review reads what serve would decide (40 MiB), no more. */
 #define INPUT_MAX REVIEW_BODY_MAX
 /* default reads streams of many documents, each at most 3 MiB. */
 #define DEFAULT_INPUT_MAX ((size_t)64 << 20)

@@ -1,7 +1,7 @@
 /*
  * cmd_serve.c - the `serve` command: the HTTPS server around
- * review_handlen(), the decision log, metrics, certificate rotation and
- * the shutdown on SIGTERM.
+ * review_handlen() (and the denial of a body too large to read), the
+ * decision log, metrics, certificate rotation and the shutdown on SIGTERM.
  *
  * Threads: the server's worker threads answer requests; the main thread
  * waits for signals and polls the certificate files once a second.
@@ -29,6 +29,9 @@
 #define POLL_NS 1000000000ull        /* certificate files: once a second */
 #define DRAIN_NS 25000000000ull      /* in-flight requests get 25 s */
 #define FORCE_AFTER_NS 1000000000ull /* a second signal after 1 s forces */
+/* Bodies held at once by every connection: one at REVIEW_BODY_MAX and
+ * many of the usual size (a few KiB, most never copied). */
+#define BODY_MEMORY ((size_t)64 << 20)
 
 struct serve_state {
 	struct reload config;
@@ -44,6 +47,13 @@ void cmd_serve_options_init(struct cmd_serve_options *o)
 }
 
 /* --- the request path ---------------------------------------------------- */
+
+/* The denial of a review whose body the server did not keep. */
+struct unread {
+	struct review_prefix prefix;
+	int code;
+	char message[160];
+};
 
 /*
  * The decision line (behaviour §6, logs), with the audit fields of a
@@ -81,12 +91,14 @@ static void log_decision(const struct review_answer *ans, uint64_t latency)
 }
 
 /*
- * Answers one admission body: review_handlen_with(), metrics, the log
- * line.  validate: POST /validate, which never patches.
+ * Answers one admission body: review_handlen_with() (or, for a body not
+ * kept, the denial in unread), metrics, the log line.  validate: POST
+ * /validate, which never patches.
  */
 static void answer_review(struct serve_state *st, const char *body,
 			  size_t len, uint64_t started_ns,
-			  struct httpd_reply *reply, bool validate)
+			  struct httpd_reply *reply, bool validate,
+			  const struct unread *unread)
 {
 	struct review_options opt = { NULL, NULL, validate };
 	struct review_answer ans;
@@ -95,7 +107,11 @@ static void answer_review(struct serve_state *st, const char *body,
 	const struct reload_config *cfg = reload_hold(&st->config);
 
 	review_answer_init(&ans);
-	review_handlen_with(&cfg->cfg, body, len, &opt, &ans);
+	if (unread)
+		review_deny_prefix(&unread->prefix, unread->code,
+				   unread->message, &ans);
+	else
+		review_handlen_with(&cfg->cfg, body, len, &opt, &ans);
 	latency = httpd_now_ns() - started_ns;
 	metrics_observe(&st->metrics, ans.outcome, latency);
 	metrics_count_guards(&st->metrics, &ans.hits);
@@ -130,16 +146,41 @@ static void answer_review(struct serve_state *st, const char *body,
 static void on_review(void *arg, const char *body, size_t len,
 		      uint64_t started_ns, struct httpd_reply *reply)
 {
-	answer_review(arg, body, len, started_ns, reply, false);
+	answer_review(arg, body, len, started_ns, reply, false, NULL);
 }
 
 static void on_validate(void *arg, const char *body, size_t len,
 			uint64_t started_ns, struct httpd_reply *reply)
 {
-	answer_review(arg, body, len, started_ns, reply, true);
+	answer_review(arg, body, len, started_ns, reply, true, NULL);
 }
 
-/* A request refused by the server (413, 403): counted as an error. */
+/*
+ * A body the server did not keep (over REVIEW_BODY_MAX, or no memory for
+ * it): when its first bytes are those of an AdmissionReview, a denial
+ * with the size; otherwise nothing, and the server answers 413 or 503.
+ */
+static void on_unread(void *arg, enum httpd_unread why, const char *prefix,
+		      size_t len, uint64_t size, uint64_t started_ns,
+		      struct httpd_reply *reply)
+{
+	struct unread u;
+
+	if (review_prefix_scann(prefix, len, &u.prefix))
+		return;
+	u.code = why == HTTPD_UNREAD_TOO_LARGE ? 413 : 503;
+	if (why == HTTPD_UNREAD_TOO_LARGE)
+		snprintf(u.message, sizeof(u.message),
+			 "the request body of %llu bytes is over the webhook's limit of %zu bytes",
+			 (unsigned long long)size, REVIEW_BODY_MAX);
+	else
+		snprintf(u.message, sizeof(u.message),
+			 "the webhook has no memory for a request body of %llu bytes now; try again",
+			 (unsigned long long)size);
+	answer_review(arg, NULL, 0, started_ns, reply, false, &u);
+}
+
+/* A request refused by the server (413, 503, 403): counted as an error. */
 static void on_refused(void *arg, unsigned status, const char *reason,
 		       uint64_t started_ns)
 {
@@ -154,8 +195,16 @@ static void on_refused(void *arg, unsigned status, const char *reason,
 static int on_metrics(void *arg, struct httpd *s, struct buf *out)
 {
 	struct serve_state *st = arg;
+	struct metrics_listener conns[2] = {
+		{ httpd_listener_name(HTTPD_LISTENER_TLS), { { 0 }, 0 } },
+		{ httpd_listener_name(HTTPD_LISTENER_METRICS), { { 0 }, 0 } },
+	};
 
-	return metrics_render(&st->metrics, httpd_in_flight(s), out);
+	httpd_conn_stats(s, HTTPD_LISTENER_TLS, &conns[0].stats);
+	httpd_conn_stats(s, HTTPD_LISTENER_METRICS, &conns[1].stats);
+	if (metrics_render(&st->metrics, httpd_in_flight(s), out))
+		return -1;
+	return metrics_render_connections(conns, 2, out);
 }
 
 /* --- certificates -------------------------------------------------------- */
@@ -375,8 +424,10 @@ int cmd_serve_run(struct config *cfg, const struct cmd_serve_options *o)
 	sc.client_ca = client_ca;
 	sc.tls_priorities = priorities;
 	sc.body_max = REVIEW_BODY_MAX;
+	sc.body_memory = BODY_MEMORY;
 	sc.handle = on_review;
 	sc.validate = on_validate;
+	sc.unread = on_unread;
 	sc.refused = on_refused;
 	sc.metrics = on_metrics;
 	sc.arg = st;

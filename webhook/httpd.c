@@ -13,11 +13,24 @@
  * The per-request state lives in the per-connection struct conn, made
  * when the connection opens (on_connection()), so a request allocates
  * only its body (when it came in pieces) and its answer.
+ *
+ * Connection management (conns.h): each listener has a registry.  A
+ * connection is registered in the connection-started notification, which
+ * libmicrohttpd 0.9.75 gives once the connection is in its lists, and
+ * unregistered in the connection-closed notification, which it gives
+ * (MHD_cleanup_connections(), and the clean-up path of
+ * new_connection_process_()) before it calls close(2) on the socket, in
+ * the thread that owns the connection.  So the registry, which shuts down
+ * sockets of other threads' connections under its lock, only ever shuts
+ * down a descriptor that is still that connection's.  The accept policy
+ * callback refuses an address at its cap before anything is set up; the
+ * reaper thread applies the deadlines.
  */
 #define _GNU_SOURCE /* sched_getaffinity(), CPU_COUNT() */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -41,19 +54,28 @@
 #include "httpd.h"
 #include "text.h"
 
-#define TIMEOUT_ACTIVE 10u  /* s of silence inside a handshake or request */
-#define TIMEOUT_IDLE 120u   /* s of silence between requests */
-#define CONN_LIMIT 2048u    /* HTTPS connections, when file limits allow */
+#define SECOND_NS 1000000000ull
+/* Deadlines (conns.h), from the accept or the end of the last answer. */
+#define OPEN_NS (10 * SECOND_NS)    /* TLS handshake and first headers */
+#define IDLE_NS (10 * SECOND_NS)    /* keep-alive: the next headers */
+#define REQUEST_NS (30 * SECOND_NS) /* a request, to the end of its answer */
+/* libmicrohttpd's own inactivity timeout: never the first to fire, it
+ * only backs the deadlines up. */
+#define BACKSTOP_TIMEOUT 60u
+#define REAP_NS (SECOND_NS / 10)    /* the reaper's period */
+#define LOG_EVERY_NS (10 * SECOND_NS) /* at most one closed-line per 10 s */
+#define CONN_LIMIT 2048u    /* HTTPS slots, when file limits allow */
 /* libmicrohttpd's memory per connection (headers, read buffer, answer
  * headers), zeroed after each request: half of it is the read buffer, so a
  * typical review (4 KiB) arrives whole and is answered without a copy. */
 #define CONN_MEMORY (16u << 10)
 #define METRICS_CONN_LIMIT 64u
-#define METRICS_TIMEOUT 10u
 #define THREADS_MAX 8u
-/* Past the body limit, a chunked body is read and dropped up to this many
- * bytes so that the 413 can be sent; after that the connection is closed. */
-#define DISCARD_MAX (16u << 20)
+/* Past the body limit, a body is read and dropped (but for its first
+ * HTTPD_PREFIX_MAX bytes) up to this many more bytes, so that it can be
+ * answered; a Content-Length beyond is refused at once, and a chunked
+ * body that goes beyond has its connection closed. */
+#define DISCARD_MAX ((size_t)64 << 20)
 #define BODY_CHUNK (16u << 10)
 #define CONTENT_TEXT "text/plain; charset=utf-8"
 #define CONTENT_METRICS "text/plain; version=0.0.4; charset=utf-8"
@@ -69,21 +91,31 @@ enum route {
 /* One connection of the HTTPS daemon and its request in progress. */
 struct conn {
 	void *hold;         /* certs_hold() handle */
+	int id;             /* in the listener's registry, or -1 */
 	signed char peer;   /* client certificate: -1 unchecked, 0 bad, 1 good */
 	/* The request in progress; reset by request_end(). */
 	enum route route;
 	bool counted;       /* counted in in_flight */
 	bool answered;      /* reply holds the answer */
 	bool validate;      /* POST /validate: cfg.validate answers */
-	bool too_big;       /* over the limit: the rest is dropped */
-	bool oom;
+	int drop;           /* 0, or why the body is dropped (httpd_unread) */
 	uint64_t started;
 	size_t expect;      /* Content-Length, or SIZE_MAX when chunked */
-	size_t dropped;
+	size_t total;       /* bytes of body seen */
+	/* The body (dropping: its first bytes, at most HTTPD_PREFIX_MAX). */
 	char *body;
 	size_t len;
 	size_t cap;
+	size_t reserved;    /* of the body memory, for body */
 	struct httpd_reply reply;
+};
+
+/* A listener's registry, and what its last log line reported. */
+struct listener {
+	struct httpd *s;
+	enum httpd_listener which;
+	struct conns *conns;
+	unsigned long long logged[CONNS_NREASONS];
 };
 
 /* Answers shared by every request, made once. */
@@ -107,10 +139,19 @@ struct httpd {
 	struct MHD_Daemon *tls;
 	struct MHD_Daemon *plain;
 	int tls_fd;            /* the HTTPS listener (libmicrohttpd's) */
-	char too_large_text[96];
+	char too_large_body[104];  /* the 413's body, a line */
+	char too_large_reason[96]; /* the same without its newline */
 	struct canned r;
 	atomic_long in_flight;
 	atomic_bool draining;
+	atomic_size_t body_held;   /* of cfg.body_memory */
+	struct listener lis[2];    /* TLS, metrics */
+	/* The reaper thread; stop is guarded by lock. */
+	pthread_t reaper;
+	bool reaping;
+	bool stop;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
 };
 
 /* A connection whose struct conn could not be allocated: its handle is
@@ -177,11 +218,6 @@ static struct conn *conn_of(struct MHD_Connection *mc)
 	return ci->socket_context;
 }
 
-static void set_timeout(struct MHD_Connection *mc, unsigned seconds)
-{
-	MHD_set_connection_option(mc, MHD_CONNECTION_OPTION_TIMEOUT, seconds);
-}
-
 static enum route route_of(const char *url, bool tls)
 {
 	if (tls && (!strcmp(url, "/mutate") || !strcmp(url, "/webhook") ||
@@ -241,10 +277,10 @@ static void log_refusal(struct MHD_Connection *mc, const char *method,
 		   5);
 }
 
+/* Queues r as the answer, with status. */
 static enum MHD_Result queue(struct MHD_Connection *mc, unsigned status,
 			     struct MHD_Response *r)
 {
-	set_timeout(mc, TIMEOUT_IDLE);
 	return MHD_queue_response(mc, status, r);
 }
 
@@ -436,6 +472,29 @@ static bool is_json(const struct framing *f)
 	return n == 16 && !strncasecmp(f->ct, "application/json", 16);
 }
 
+/* --- body memory --------------------------------------------------------- */
+
+/* Takes n bytes of the body memory; false when that would pass it. */
+static bool body_take(struct httpd *s, size_t n)
+{
+	size_t held = atomic_load_explicit(&s->body_held, memory_order_relaxed);
+
+	do {
+		if (n > s->cfg.body_memory - held)
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(
+		&s->body_held, &held, held + n, memory_order_relaxed,
+		memory_order_relaxed));
+	return true;
+}
+
+static void body_give(struct httpd *s, size_t n)
+{
+	if (n)
+		atomic_fetch_sub_explicit(&s->body_held, n,
+					  memory_order_relaxed);
+}
+
 /* --- request state ------------------------------------------------------- */
 
 /* Frees what the request in progress holds and leaves in flight. */
@@ -444,12 +503,14 @@ static void request_end(struct httpd *s, struct conn *c)
 	if (c->counted)
 		atomic_fetch_sub_explicit(&s->in_flight, 1,
 					  memory_order_relaxed);
+	body_give(s, c->reserved);
 	free(c->body);
 	free(c->reply.body);
 	c->route = ROUTE_NONE;
-	c->counted = c->answered = c->too_big = c->oom = false;
+	c->counted = c->answered = false;
 	c->validate = false;
-	c->expect = c->dropped = c->len = c->cap = 0;
+	c->drop = 0;
+	c->expect = c->total = c->len = c->cap = c->reserved = 0;
 	c->body = NULL;
 	memset(&c->reply, 0, sizeof(c->reply));
 }
@@ -462,56 +523,95 @@ static void answer(struct httpd *s, struct conn *c, const char *body,
 	(c->validate ? s->cfg.validate : s->cfg.handle)(s->cfg.arg, body, len,
 							c->started, &c->reply);
 	c->answered = true;
+	body_give(s, c->reserved);
 	free(c->body);
 	c->body = NULL;
-	c->len = c->cap = 0;
+	c->len = c->cap = c->reserved = 0;
+}
+
+/*
+ * From now on the body is dropped, for why: its first HTTPD_PREFIX_MAX
+ * bytes are kept (those already in, then those to come), in a block of
+ * that size when one can be had; the body memory is given back.
+ */
+static void start_drop(struct httpd *s, struct conn *c, int why)
+{
+	char *p;
+
+	c->drop = why;
+	body_give(s, c->reserved);
+	c->reserved = 0;
+	if (c->len > HTTPD_PREFIX_MAX)
+		c->len = HTTPD_PREFIX_MAX;
+	p = realloc(c->body, HTTPD_PREFIX_MAX);
+	if (p) {
+		c->body = p;
+		c->cap = HTTPD_PREFIX_MAX;
+	} else if (c->cap > HTTPD_PREFIX_MAX) {
+		c->cap = HTTPD_PREFIX_MAX;
+	}
+}
+
+/*
+ * Makes room for n more bytes of body: the whole Content-Length at once,
+ * a chunked body by doubling, never more than the limit, and each byte
+ * taken from the body memory first.  Returns 0, or -1 when the body
+ * memory or malloc refused.
+ */
+static int grow(struct httpd *s, struct conn *c, size_t n)
+{
+	size_t max = s->cfg.body_max;
+	size_t want = c->expect != SIZE_MAX ? c->expect
+		      : c->cap > max / 2 ? max
+		      : c->cap * 2 > BODY_CHUNK ? c->cap * 2 : BODY_CHUNK;
+	char *grown;
+
+	if (want < c->len + n)
+		want = c->len + n;
+	if (want > max)
+		want = max;
+	if (!body_take(s, want - c->cap))
+		return -1;
+	grown = realloc(c->body, want);
+	if (!grown) {
+		body_give(s, want - c->cap);
+		return -1;
+	}
+	c->reserved += want - c->cap;
+	c->body = grown;
+	c->cap = want;
+	return 0;
 }
 
 /*
  * Takes n bytes of body.  A body that arrives whole in its first piece is
  * answered from libmicrohttpd's buffer, without a copy; otherwise it is
- * copied once into a buffer sized from the Content-Length.  Past the limit
- * the bytes are dropped (too_big); past DISCARD_MAX more, the connection
- * is closed (MHD_NO).
+ * copied into a buffer (grow()).  A body over the limit, or without room,
+ * is dropped from then on (start_drop()); a chunked one that goes
+ * DISCARD_MAX past the limit has its connection closed (MHD_NO).
  */
 static enum MHD_Result take_body(struct httpd *s, struct conn *c,
 				 const char *data, size_t n)
 {
-	size_t max = s->cfg.body_max;
+	size_t max = s->cfg.body_max, room;
 
-	if (c->too_big || c->oom || n > max - c->len) {
-		if (!c->oom)
-			c->too_big = true;
-		free(c->body);
-		c->body = NULL;
-		c->len = c->cap = 0;
-		c->dropped += n;
-		return c->dropped > DISCARD_MAX ? MHD_NO : MHD_YES;
-	}
-	if (!c->body && c->len == 0 && n == c->expect) {
+	c->total += n;
+	if (!c->drop && n > max - c->len)
+		start_drop(s, c, HTTPD_UNREAD_TOO_LARGE);
+	if (!c->drop && !c->body && c->len == 0 && n == c->expect) {
 		answer(s, c, data, n);
 		return MHD_YES;
 	}
-	if (n > c->cap - c->len) {
-		/* The whole Content-Length at once; chunked bodies double. */
-		size_t want = c->expect != SIZE_MAX ? c->expect
-			      : c->cap > max / 2 ? max
-			      : c->cap * 2 > BODY_CHUNK ? c->cap * 2 : BODY_CHUNK;
-		char *grown;
-
-		if (want < c->len + n)
-			want = c->len + n;
-		if (want > max)
-			want = max;
-		grown = realloc(c->body, want);
-		if (!grown) {
-			c->oom = true;
-			return take_body(s, c, data, n);
-		}
-		c->body = grown;
-		c->cap = want;
+	if (!c->drop && n > c->cap - c->len && grow(s, c, n))
+		start_drop(s, c, HTTPD_UNREAD_NO_MEMORY);
+	if (c->drop) {
+		if (c->total > max + DISCARD_MAX)
+			return MHD_NO;
+		room = c->cap > c->len ? c->cap - c->len : 0;
+		n = n < room ? n : room;
 	}
-	memcpy(c->body + c->len, data, n);
+	if (n)
+		memcpy(c->body + c->len, data, n);
 	c->len += n;
 	return MHD_YES;
 }
@@ -546,6 +646,19 @@ static enum MHD_Result queue_reply(struct httpd *s, struct conn *c,
 
 /* --- the HTTPS daemon ---------------------------------------------------- */
 
+/* Refuses an admission request with 413, told and logged. */
+static enum MHD_Result too_large(struct httpd *s, struct conn *c,
+				 struct MHD_Connection *mc,
+				 const char *method, const char *url)
+{
+	if (s->cfg.refused)
+		s->cfg.refused(s->cfg.arg, MHD_HTTP_CONTENT_TOO_LARGE,
+			       s->too_large_reason, c->started);
+	log_refusal(mc, method, url, MHD_HTTP_CONTENT_TOO_LARGE,
+		    s->too_large_reason);
+	return queue(mc, MHD_HTTP_CONTENT_TOO_LARGE, s->r.too_large);
+}
+
 /*
  * Answers a request that framing_check() refused with its status (400 or
  * 501, each with "Connection: close"), counted as refused when it was
@@ -566,12 +679,14 @@ static enum MHD_Result refuse_framing(struct httpd *s,
 }
 
 /*
- * The first call of a request (its headers are in): starts its clock and
- * its 10 s timeout, then checks the client certificate (with a client CA,
- * except for probes), the path, the method and the Content-Length.  A
+ * The first call of a request (its headers are in): starts its clock,
+ * tells the registry, then checks the client certificate (with a client
+ * CA, except for probes), the path, the method and the Content-Length.  A
  * refusal is queued at once (libmicrohttpd then closes the connection
  * without reading the body).  Otherwise returns MHD_YES to read on; an
- * admission request counts as in flight from here.
+ * admission request counts as in flight from here.  A Content-Length over
+ * the limit drops the body from its first byte; one more than DISCARD_MAX
+ * over it is refused with 413.
  */
 static enum MHD_Result tls_begin(struct httpd *s, struct MHD_Connection *mc,
 				 struct conn *c, const char *url,
@@ -588,9 +703,9 @@ static enum MHD_Result tls_begin(struct httpd *s, struct MHD_Connection *mc,
 	if (c->validate && !s->cfg.validate)
 		c->route = ROUTE_NONE;
 	c->started = httpd_now_ns();
+	conns_begin(s->lis[0].conns, c->id);
 	probe = c->route == ROUTE_HEALTHZ || c->route == ROUTE_READYZ;
 	get = is_get(method);
-	set_timeout(mc, TIMEOUT_ACTIVE);
 
 	status = framing_check(mc, &f, &reason);
 	if (status)
@@ -644,19 +759,42 @@ static enum MHD_Result tls_begin(struct httpd *s, struct MHD_Connection *mc,
 	if (te && strcmp(te, "identity")) {
 		c->expect = SIZE_MAX;
 	} else if (cl) {
-		if (text_u64_parsen(cl, strlen(cl), s->cfg.body_max, &length)) {
-			if (s->cfg.refused)
-				s->cfg.refused(s->cfg.arg,
-					       MHD_HTTP_CONTENT_TOO_LARGE,
-					       s->too_large_text, c->started);
-			log_refusal(mc, method, url, MHD_HTTP_CONTENT_TOO_LARGE,
-				    s->too_large_text);
-			return queue(mc, MHD_HTTP_CONTENT_TOO_LARGE,
-				     s->r.too_large);
-		}
+		if (text_u64_parsen(cl, strlen(cl),
+				    s->cfg.body_max + DISCARD_MAX, &length))
+			return too_large(s, c, mc, method, url);
 		c->expect = (size_t)length;
+		if (c->expect > s->cfg.body_max)
+			start_drop(s, c, HTTPD_UNREAD_TOO_LARGE);
 	}
 	return MHD_YES;
+}
+
+/*
+ * The last call of a request whose body was dropped: the unread hook's
+ * answer, else 413 (too large) or 503 (no memory).
+ */
+static enum MHD_Result answer_unread(struct httpd *s, struct conn *c,
+				     struct MHD_Connection *mc,
+				     const char *method, const char *url)
+{
+	static const char no_memory[] = "no memory for the request body";
+
+	memset(&c->reply, 0, sizeof(c->reply));
+	if (s->cfg.unread)
+		s->cfg.unread(s->cfg.arg, (enum httpd_unread)c->drop,
+			      c->body ? c->body : "", c->body ? c->len : 0,
+			      c->total, c->started, &c->reply);
+	if (c->reply.body) {
+		c->answered = true;
+		return queue_reply(s, c, mc);
+	}
+	if (c->drop == HTTPD_UNREAD_TOO_LARGE)
+		return too_large(s, c, mc, method, url);
+	if (s->cfg.refused)
+		s->cfg.refused(s->cfg.arg, MHD_HTTP_SERVICE_UNAVAILABLE,
+			       no_memory, c->started);
+	log_refusal(mc, method, url, MHD_HTTP_SERVICE_UNAVAILABLE, no_memory);
+	return queue(mc, MHD_HTTP_SERVICE_UNAVAILABLE, s->r.busy);
 }
 
 /*
@@ -701,16 +839,8 @@ static enum MHD_Result on_tls_request(void *cls, struct MHD_Connection *mc,
 	default:
 		return MHD_NO;
 	}
-	if (c->too_big) {
-		if (s->cfg.refused)
-			s->cfg.refused(s->cfg.arg, MHD_HTTP_CONTENT_TOO_LARGE,
-				       s->too_large_text, c->started);
-		log_refusal(mc, method, url, MHD_HTTP_CONTENT_TOO_LARGE,
-			    s->too_large_text);
-		return queue(mc, MHD_HTTP_CONTENT_TOO_LARGE, s->r.too_large);
-	}
-	if (c->oom)
-		return queue(mc, MHD_HTTP_INTERNAL_SERVER_ERROR, s->r.internal);
+	if (c->drop)
+		return answer_unread(s, c, mc, method, url);
 	if (!c->answered)
 		answer(s, c, c->body ? c->body : "", c->len);
 	return queue_reply(s, c, mc);
@@ -726,24 +856,61 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **req_cls,
 	(void)mc;
 	if (!c)
 		return;
-	if (c->route == ROUTE_REVIEW && !c->answered && !c->too_big &&
+	if (c->route == ROUTE_REVIEW && !c->answered &&
 	    toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		log_detail("admission request abandoned before its answer (%d)",
 			   (int)toe);
+	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		conns_end(s->lis[0].conns, c->id);
 	request_end(s, c);
 	*req_cls = NULL;
 }
 
+/* --- connections ---------------------------------------------------------- */
+
+/* The accept policy of both daemons: an address at its cap is refused. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr,
+				 socklen_t addrlen)
+{
+	struct listener *l = cls;
+
+	return conns_admit(l->conns, addr, addrlen) ? MHD_YES : MHD_NO;
+}
+
 /*
- * A connection opened: its struct conn, and a hold on the current
- * certificate pair (kept even when the struct cannot be allocated, so that
- * its handshake never uses a freed pair).  A connection closed: both go.
+ * Registers connection mc with the registry of l.  Returns its id, or -1
+ * when it was refused (its socket is shut down: it closes at once).
+ */
+static int conn_register(struct listener *l, struct MHD_Connection *mc)
+{
+	const union MHD_ConnectionInfo *fd =
+		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+	socklen_t len = !sa ? 0 :
+			sa->sa_family == AF_INET ? sizeof(struct sockaddr_in) :
+			sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+			sizeof(sa->sa_family);
+
+	if (!fd)
+		return -1;
+	return conns_open(l->conns, fd->connect_fd, sa, len);
+}
+
+/*
+ * A connection of the HTTPS daemon opened: its struct conn, its entry in
+ * the registry, and a hold on the current certificate pair (kept even when
+ * the struct cannot be allocated, so that its handshake never uses a freed
+ * pair).  A connection closed: all three go, the entry first of all (the
+ * socket is closed after this returns).
  */
 static void on_connection(void *cls, struct MHD_Connection *mc,
 			  void **socket_context,
 			  enum MHD_ConnectionNotificationCode toe)
 {
-	struct httpd *s = cls;
+	struct listener *l = cls;
+	struct httpd *s = l->s;
 	struct conn *c;
 
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
@@ -756,8 +923,8 @@ static void on_connection(void *cls, struct MHD_Connection *mc,
 		}
 		c->hold = hold;
 		c->peer = -1;
+		c->id = conn_register(l, mc);
 		*socket_context = c;
-		set_timeout(mc, TIMEOUT_ACTIVE);
 		return;
 	}
 	if (!*socket_context)
@@ -767,11 +934,123 @@ static void on_connection(void *cls, struct MHD_Connection *mc,
 			     (void *)((uintptr_t)*socket_context & ~HOLD_TAG));
 	} else {
 		c = *socket_context;
+		conns_close(l->conns, c->id);
 		request_end(s, c);
 		certs_unhold(s->cfg.certs, c->hold);
 		free(c);
 	}
 	*socket_context = NULL;
+}
+
+/*
+ * A connection of the metrics daemon opened or closed: its entry in the
+ * registry, whose id + 1 is its socket context.
+ */
+static void on_plain_connection(void *cls, struct MHD_Connection *mc,
+				void **socket_context,
+				enum MHD_ConnectionNotificationCode toe)
+{
+	struct listener *l = cls;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		*socket_context = (void *)(intptr_t)(conn_register(l, mc) + 1);
+		return;
+	}
+	conns_close(l->conns, (int)(intptr_t)*socket_context - 1);
+	*socket_context = NULL;
+}
+
+/* The registry id of a connection of the metrics daemon, or -1. */
+static int plain_id(struct MHD_Connection *mc)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? (int)(intptr_t)ci->socket_context - 1 : -1;
+}
+
+/* A request of the metrics daemon answered: the registry is told. */
+static void on_plain_completed(void *cls, struct MHD_Connection *mc,
+			       void **req_cls,
+			       enum MHD_RequestTerminationCode toe)
+{
+	struct listener *l = cls;
+
+	(void)req_cls;
+	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		conns_end(l->conns, plain_id(mc));
+}
+
+/*
+ * Logs what the registry of l closed since the last line, when the
+ * reasons are more than idle connections (those only with -v 1): one
+ * line, at most once every LOG_EVERY_NS, whatever the count.
+ */
+static void log_closed(struct listener *l)
+{
+	struct conns_stats st;
+	unsigned long long d[CONNS_NREASONS];
+	bool any = false, worrying = false;
+	size_t i;
+
+	conns_stats(l->conns, &st);
+	for (i = 0; i < CONNS_NREASONS; i++) {
+		d[i] = st.closed[i] - l->logged[i];
+		l->logged[i] = st.closed[i];
+		any |= d[i] != 0;
+		worrying |= d[i] != 0 && i != CONNS_IDLE;
+	}
+	if (!any || (!worrying && log_verbosity < 1))
+		return;
+	log_fields(worrying ? LOG_WARN : LOG_INFO,
+		   "connections closed in the last 10 s",
+		   (struct log_field[]){
+			   LOG_STR("listener", httpd_listener_name(l->which)),
+			   LOG_NUM("opening", d[CONNS_OPENING]),
+			   LOG_NUM("idle", d[CONNS_IDLE]),
+			   LOG_NUM("request", d[CONNS_REQUEST]),
+			   LOG_NUM("evicted", d[CONNS_EVICTED]),
+			   LOG_NUM("address", d[CONNS_ADDRESS]),
+			   LOG_NUM("open", st.open) },
+		   7);
+}
+
+/*
+ * The reaper thread: every REAP_NS, closes the connections past their
+ * deadlines; every LOG_EVERY_NS, logs what was closed.
+ */
+static void *reaper(void *arg)
+{
+	struct httpd *s = arg;
+	uint64_t next_log = httpd_now_ns() + LOG_EVERY_NS;
+	struct timespec until;
+	size_t i;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->stop) {
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += (long)REAP_NS;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&s->wake, &s->lock, &until);
+		if (s->stop)
+			break;
+		pthread_mutex_unlock(&s->lock);
+		for (i = 0; i < 2; i++)
+			if (s->lis[i].conns)
+				conns_reap(s->lis[i].conns);
+		if (httpd_now_ns() >= next_log) {
+			next_log += LOG_EVERY_NS;
+			for (i = 0; i < 2; i++)
+				if (s->lis[i].conns)
+					log_closed(&s->lis[i]);
+		}
+		pthread_mutex_lock(&s->lock);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
 }
 
 /* --- the plain HTTP daemon ----------------------------------------------- */
@@ -804,6 +1083,7 @@ static enum MHD_Result on_plain_request(void *cls, struct MHD_Connection *mc,
 		unsigned status = framing_check(mc, &f, &why);
 
 		*req_cls = &started;
+		conns_begin(s->lis[1].conns, plain_id(mc));
 		if (status)
 			return refuse_framing(s, mc, NULL, method, url, status,
 					      why);
@@ -925,13 +1205,18 @@ static void canned_release(struct canned *r)
 	}
 }
 
-/* Makes the canned answers.  Returns 0, or -1 out of memory. */
+/*
+ * Makes the canned answers.  Returns 0, or -1 out of memory.  A canned
+ * answer serves its buffer as it is, for as long as the server runs.
+ */
 static int canned_init(struct httpd *s)
 {
 	struct canned *r = &s->r;
 
-	snprintf(s->too_large_text, sizeof(s->too_large_text),
-		 "request body larger than %zu bytes\n", s->cfg.body_max);
+	snprintf(s->too_large_reason, sizeof(s->too_large_reason),
+		 "request body larger than %zu bytes", s->cfg.body_max);
+	snprintf(s->too_large_body, sizeof(s->too_large_body), "%s\n",
+		 s->too_large_reason);
 	r->ok = canned("ok\n", NULL);
 	r->draining = canned("draining\n", NULL);
 	r->not_found = canned("not found\n", NULL);
@@ -939,7 +1224,7 @@ static int canned_init(struct httpd *s)
 	r->get_only = canned("method not allowed: use GET\n", "GET, HEAD");
 	r->forbidden = canned("forbidden: a client certificate signed by the "
 			      "client CA is required\n", NULL);
-	r->too_large = canned(s->too_large_text, NULL);
+	r->too_large = canned(s->too_large_body, NULL);
 	r->internal = canned("internal error\n", NULL);
 	r->busy = canned("server busy\n", NULL);
 	r->bad_request = canned_closing("bad request: malformed header "
@@ -949,8 +1234,6 @@ static int canned_init(struct httpd *s)
 					    "chunked\n");
 	r->not_json = canned("unsupported media type: the Content-Type must "
 			     "be application/json\n", NULL);
-	/* The reason given to the refused hook has no newline. */
-	s->too_large_text[strcspn(s->too_large_text, "\n")] = '\0';
 	if (!r->ok || !r->draining || !r->not_found || !r->post_only ||
 	    !r->get_only || !r->forbidden || !r->too_large || !r->internal ||
 	    !r->busy || !r->bad_request || !r->not_implemented || !r->not_json)
@@ -958,11 +1241,18 @@ static int canned_init(struct httpd *s)
 	return 0;
 }
 
-/* The connection cap: CONN_LIMIT, or less when file descriptors are few. */
+/*
+ * The HTTPS slots: CONN_LIMIT, or less when file descriptors are few.
+ * Each listener registers up to a quarter more connections than it has
+ * slots (those closing, not yet closed), and the process needs some more
+ * descriptors (listeners, epoll, files).
+ */
 static unsigned connection_limit(void)
 {
 	struct rlimit rl;
-	rlim_t want = CONN_LIMIT + METRICS_CONN_LIMIT + 64;
+	rlim_t want = CONN_LIMIT + CONN_LIMIT / 4 + METRICS_CONN_LIMIT +
+		      METRICS_CONN_LIMIT / 4 + 64;
+	rlim_t spare = METRICS_CONN_LIMIT + METRICS_CONN_LIMIT / 4 + 64;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl))
 		return 256;
@@ -973,9 +1263,9 @@ static unsigned connection_limit(void)
 	}
 	if (rl.rlim_cur >= want)
 		return CONN_LIMIT;
-	if (rl.rlim_cur < 128 + 64)
+	if (rl.rlim_cur < 80 + spare)
 		return 64;
-	return (unsigned)(rl.rlim_cur - METRICS_CONN_LIMIT - 64);
+	return (unsigned)((rl.rlim_cur - spare) * 4 / 5);
 }
 
 /*
@@ -996,6 +1286,72 @@ static unsigned thread_count(unsigned wanted)
 	return n > (long)THREADS_MAX ? THREADS_MAX : (unsigned)n;
 }
 
+/*
+ * The registry of listener which (slots, a quarter more for connections
+ * closing, a quarter of the slots per address).  Returns 0, or -1 out of
+ * memory.
+ */
+static int listener_init(struct httpd *s, enum httpd_listener which,
+			 unsigned slots)
+{
+	struct listener *l = &s->lis[which == HTTPD_LISTENER_TLS ? 0 : 1];
+	struct conns_limits lim = {
+		.slots = slots,
+		.capacity = slots + slots / 4,
+		.per_address = slots / 4,
+		.open_ns = OPEN_NS,
+		.idle_ns = IDLE_NS,
+		.request_ns = REQUEST_NS,
+		.clock = httpd_now_ns,
+	};
+
+	l->s = s;
+	l->which = which;
+	l->conns = conns_create(&lim);
+	return l->conns ? 0 : -1;
+}
+
+/* The reaper's lock and condition (on the monotonic clock), then the
+ * thread.  Returns 0, or -1. */
+static int reaper_start(struct httpd *s)
+{
+	pthread_condattr_t attr;
+	int rc;
+
+	if (pthread_condattr_init(&attr))
+		return -1;
+	rc = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) ||
+	     pthread_cond_init(&s->wake, &attr);
+	pthread_condattr_destroy(&attr);
+	if (rc)
+		return -1;
+	if (pthread_mutex_init(&s->lock, NULL)) {
+		pthread_cond_destroy(&s->wake);
+		return -1;
+	}
+	if (pthread_create(&s->reaper, NULL, reaper, s)) {
+		pthread_mutex_destroy(&s->lock);
+		pthread_cond_destroy(&s->wake);
+		return -1;
+	}
+	s->reaping = true;
+	return 0;
+}
+
+static void reaper_stop(struct httpd *s)
+{
+	if (!s->reaping)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->stop = true;
+	pthread_cond_signal(&s->wake);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->reaper, NULL);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->wake);
+	s->reaping = false;
+}
+
 enum httpd_status httpd_start(const struct httpd_config *cfg,
 			       struct httpd **out, struct httpd_error *err)
 {
@@ -1003,7 +1359,9 @@ enum httpd_status httpd_start(const struct httpd_config *cfg,
 	MHD_AccessHandlerCallback tls_handler = on_tls_request;
 	MHD_AccessHandlerCallback plain_handler = on_plain_request;
 	MHD_RequestCompletedCallback completed = on_completed;
+	MHD_RequestCompletedCallback plain_completed = on_plain_completed;
 	MHD_NotifyConnectionCallback connection = on_connection;
+	MHD_NotifyConnectionCallback plain_connection = on_plain_connection;
 	MHD_LogCallback logger = mhd_log;
 	gnutls_certificate_retrieve_function2 *retrieve = certs_retrieve;
 	struct httpd *s = calloc(1, sizeof(*s));
@@ -1011,7 +1369,7 @@ enum httpd_status httpd_start(const struct httpd_config *cfg,
 	 * listen socket no longer does. */
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
 			 MHD_USE_ITC;
-	unsigned limit = connection_limit();
+	unsigned slots = connection_limit();
 	enum httpd_status rc;
 	int tls_fd = -1, plain_fd = -1;
 
@@ -1019,12 +1377,17 @@ enum httpd_status httpd_start(const struct httpd_config *cfg,
 		return failed(err, HTTPD_NOMEM, HTTPD_LISTENER_NONE,
 			      "out of memory");
 	s->cfg = *cfg;
+	if (s->cfg.body_memory < s->cfg.body_max)
+		s->cfg.body_memory = s->cfg.body_max;
 	s->tls_fd = -1;
 	atomic_init(&s->in_flight, 0);
 	atomic_init(&s->draining, false);
+	atomic_init(&s->body_held, 0);
 	if (log_verbosity >= 2)
 		flags |= MHD_USE_ERROR_LOG;
-	if (canned_init(s)) {
+	if (canned_init(s) || listener_init(s, HTTPD_LISTENER_TLS, slots) ||
+	    listener_init(s, HTTPD_LISTENER_METRICS, METRICS_CONN_LIMIT) ||
+	    reaper_start(s)) {
 		rc = failed(err, HTTPD_NOMEM, HTTPD_LISTENER_NONE,
 			    "out of memory");
 		goto fail;
@@ -1041,18 +1404,17 @@ enum httpd_status httpd_start(const struct httpd_config *cfg,
 
 	certs_serve(cfg->certs);
 	s->tls = MHD_start_daemon(
-		flags | MHD_USE_TLS, 0, NULL, NULL, tls_handler, s,
+		flags | MHD_USE_TLS, 0, on_accept, &s->lis[0], tls_handler, s,
 		MHD_OPTION_EXTERNAL_LOGGER, logger, s,
 		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)tls_fd,
 		MHD_OPTION_HTTPS_PRIORITIES, cfg->tls_priorities,
 		MHD_OPTION_STRICT_FOR_CLIENT, 1,
 		MHD_OPTION_HTTPS_CERT_CALLBACK, retrieve,
 		MHD_OPTION_HTTPS_MEM_TRUST, cfg->client_ca,
-		MHD_OPTION_CONNECTION_LIMIT, limit,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, limit - limit / 4,
-		MHD_OPTION_CONNECTION_TIMEOUT, TIMEOUT_IDLE,
+		MHD_OPTION_CONNECTION_LIMIT, slots + slots / 4,
+		MHD_OPTION_CONNECTION_TIMEOUT, BACKSTOP_TIMEOUT,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY,
-		MHD_OPTION_NOTIFY_CONNECTION, connection, s,
+		MHD_OPTION_NOTIFY_CONNECTION, connection, &s->lis[0],
 		MHD_OPTION_NOTIFY_COMPLETED, completed, s,
 		MHD_OPTION_THREAD_POOL_SIZE, thread_count(cfg->threads),
 		MHD_OPTION_END);
@@ -1068,12 +1430,16 @@ enum httpd_status httpd_start(const struct httpd_config *cfg,
 	tls_fd = -1;
 	if (plain_fd >= 0) {
 		s->plain = MHD_start_daemon(
-			flags, 0, NULL, NULL, plain_handler, s,
+			flags, 0, on_accept, &s->lis[1], plain_handler, s,
 			MHD_OPTION_EXTERNAL_LOGGER, logger, s,
 			MHD_OPTION_LISTEN_SOCKET, (MHD_socket)plain_fd,
-			MHD_OPTION_CONNECTION_LIMIT, METRICS_CONN_LIMIT,
-			MHD_OPTION_CONNECTION_TIMEOUT, METRICS_TIMEOUT,
+			MHD_OPTION_CONNECTION_LIMIT,
+			METRICS_CONN_LIMIT + METRICS_CONN_LIMIT / 4,
+			MHD_OPTION_CONNECTION_TIMEOUT, BACKSTOP_TIMEOUT,
 			MHD_OPTION_STRICT_FOR_CLIENT, 1,
+			MHD_OPTION_NOTIFY_CONNECTION, plain_connection,
+			&s->lis[1],
+			MHD_OPTION_NOTIFY_COMPLETED, plain_completed, &s->lis[1],
 			MHD_OPTION_END);
 		plain_fd = -1;
 		if (!s->plain) {
@@ -1129,14 +1495,35 @@ long httpd_in_flight(struct httpd *s)
 	return atomic_load_explicit(&s->in_flight, memory_order_relaxed);
 }
 
+void httpd_conn_stats(struct httpd *s, enum httpd_listener listener,
+		      struct conns_stats *out)
+{
+	struct listener *l = &s->lis[listener == HTTPD_LISTENER_TLS ? 0 : 1];
+
+	memset(out, 0, sizeof(*out));
+	if ((listener == HTTPD_LISTENER_TLS ? s->tls : s->plain) && l->conns)
+		conns_stats(l->conns, out);
+}
+
+const char *httpd_listener_name(enum httpd_listener listener)
+{
+	return listener == HTTPD_LISTENER_TLS ? "https" :
+	       listener == HTTPD_LISTENER_METRICS ? "metrics" : "none";
+}
+
+/* The reaper first, then the daemons (which unregister every connection
+ * as they close it), then the registries. */
 void httpd_stop(struct httpd *s)
 {
 	if (!s)
 		return;
+	reaper_stop(s);
 	if (s->tls)
 		MHD_stop_daemon(s->tls);
 	if (s->plain)
 		MHD_stop_daemon(s->plain);
+	conns_destroy(s->lis[0].conns);
+	conns_destroy(s->lis[1].conns);
 	canned_release(&s->r);
 	free(s);
 }

@@ -16,16 +16,25 @@
  * other than chunked 501, each once, and the connection closes; an
  * admission request whose Content-Type is not application/json gets 415.
  *
- * A body is taken whole or not at all: past body_max the answer is 413,
- * from the Content-Length before any byte is read, or (chunked) once the
- * count passes the limit.  The handler sees each body once, borrowed,
- * straight from libmicrohttpd's buffer when it arrived in one piece.
+ * A body is taken whole or not at all.  Up to body_max it is decided by
+ * the handler, which sees it once, borrowed, straight from libmicrohttpd's
+ * buffer when it arrived in one piece.  A body over body_max, or one that
+ * finds no room in the memory kept for bodies (body_memory, shared by all
+ * connections), is read and dropped but for its first bytes, which go to
+ * the unread hook at its end: it answers (an AdmissionReview denial), or
+ * the server answers 413 or 503.
  *
- * Connections: a worker thread per CPU (at most 8) with epoll; a cap on
- * connections, and on connections per client address; an inactivity
- * timeout of 10 s inside a handshake or a request, and of 120 s between
- * requests (longer than the API server's 90 s idle timeout, so the client
- * closes idle connections first).
+ * Connections: a worker thread per CPU (at most 8) with epoll.  Each
+ * listener keeps a registry of its connections (conns.h) with absolute
+ * deadlines that no byte moves: a new connection has 10 s for its TLS
+ * handshake and first request's headers, a keep-alive connection 10 s
+ * after an answer for the next request's headers, and a request 30 s from
+ * its start (the accept, or the end of the previous answer) to the end of
+ * its answer.  One address may hold a quarter of the slots; when every
+ * slot is taken, the connection that has gone longest without progress
+ * (the slowest or the longest idle) is closed for the new one.  A thread
+ * checks the deadlines ten times a second, and logs what was closed at
+ * most once every 10 s per listener.
  *
  * The server knows nothing of Kubernetes.
  */
@@ -37,6 +46,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "conns.h"
 
 struct certs;
 struct httpd;
@@ -58,10 +68,30 @@ struct httpd_reply {
 typedef void httpd_handle_fn(void *arg, const char *body, size_t len,
 			     uint64_t started_ns, struct httpd_reply *reply);
 
+/* Why a body was not read into memory. */
+enum httpd_unread {
+	HTTPD_UNREAD_TOO_LARGE = 1, /* over body_max */
+	HTTPD_UNREAD_NO_MEMORY,     /* no room in body_memory, or malloc */
+};
+
+/* The most bytes of an unread body kept for the unread hook. */
+#define HTTPD_PREFIX_MAX 1024
+
+/*
+ * Answers an admission request whose body was not kept (why): prefix[0..
+ * len) are its first bytes (at most HTTPD_PREFIX_MAX, fewer when it is
+ * shorter or memory ran out), size is its length.  Fills *reply, or
+ * leaves reply->body NULL for the server's own answer: 413 (too large) or
+ * 503 (no memory).  Called from the worker threads, on several at once.
+ */
+typedef void httpd_unread_fn(void *arg, enum httpd_unread why,
+			     const char *prefix, size_t len, uint64_t size,
+			     uint64_t started_ns, struct httpd_reply *reply);
+
 /*
  * Told of an admission request refused before the handler: 400 or 501
- * (framing), 403 (client certificate), 415 (Content-Type) or 413 (body too
- * large).  reason is one line.
+ * (framing), 403 (client certificate), 415 (Content-Type), 413 (body too
+ * large) or 503 (no memory for it).  reason is one line.
  */
 typedef void httpd_refused_fn(void *arg, unsigned status, const char *reason,
 			      uint64_t started_ns);
@@ -78,13 +108,17 @@ struct httpd_config {
 	const char *client_ca;
 	/* GnuTLS priority string of the HTTPS listener (borrowed). */
 	const char *tls_priorities;
-	size_t body_max;            /* larger bodies get 413 */
+	size_t body_max;            /* larger bodies go to unread */
+	/* Bytes of bodies held at once, by every connection; at least
+	 * body_max (raised to it). */
+	size_t body_memory;
 	unsigned threads;           /* 0: one per CPU, at most 8 */
 	httpd_handle_fn *handle;    /* POST /mutate and /webhook */
 	httpd_handle_fn *validate;  /* POST /validate; NULL: 404 */
-	httpd_refused_fn *refused; /* may be NULL */
+	httpd_unread_fn *unread;    /* may be NULL: 413 or 503 */
+	httpd_refused_fn *refused;  /* may be NULL */
 	httpd_metrics_fn *metrics;
-	void *arg;                  /* first argument of the three */
+	void *arg;                  /* first argument of the hooks */
 };
 
 /* Nanoseconds on the monotonic clock. */
@@ -129,6 +163,14 @@ void httpd_drain(struct httpd *s);
 
 /* Admission requests between their headers and their completion. */
 long httpd_in_flight(struct httpd *s);
+
+/* The connections of one listener (HTTPD_LISTENER_TLS or _METRICS; all
+ * zero for a listener that is not there). */
+void httpd_conn_stats(struct httpd *s, enum httpd_listener listener,
+		      struct conns_stats *out);
+
+/* "https" or "metrics": the listener as the metric and the log name it. */
+const char *httpd_listener_name(enum httpd_listener listener);
 
 /* Closes every connection, stops both listeners and frees s (NULL ok). */
 void httpd_stop(struct httpd *s);

@@ -207,3 +207,26 @@ int metrics_render(struct metrics *m, long in_flight, struct buf *out)
 	render_build_info(out);
 	return buf_failed(out) ? -1 : 0;
 }
+
+int metrics_render_connections(const struct metrics_listener *l, size_t n,
+			       struct buf *out)
+{
+	size_t i, r;
+
+	buf_add(out,
+		"# HELP vgpu_webhook_connections_closed_total Connections closed by the server, by listener and reason.\n"
+		"# TYPE vgpu_webhook_connections_closed_total counter\n");
+	for (i = 0; i < n; i++)
+		for (r = 0; r < CONNS_NREASONS; r++)
+			buf_addf(out, "vgpu_webhook_connections_closed_total{listener=\"%s\",reason=\"%s\"} %llu\n",
+				 l[i].name,
+				 conns_reason_name((enum conns_reason)r),
+				 l[i].stats.closed[r]);
+	buf_add(out,
+		"# HELP vgpu_webhook_connections_open Connections open, by listener.\n"
+		"# TYPE vgpu_webhook_connections_open gauge\n");
+	for (i = 0; i < n; i++)
+		buf_addf(out, "vgpu_webhook_connections_open{listener=\"%s\"} %u\n",
+			 l[i].name, l[i].stats.open);
+	return buf_failed(out) ? -1 : 0;
+}

@@ -14,8 +14,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "review.h"
 #include "buf.h"
+#include "conns.h"
+#include "review.h"
 
 #define METRICS_OUTCOMES 4      /* enum review_outcome */
 #define METRICS_BUCKETS 17      /* 16 bounds, 10 us .. 1 s, then +Inf */
@@ -61,6 +62,22 @@ void metrics_release(struct metrics *m);
  * grow.
  */
 int metrics_render(struct metrics *m, long in_flight, struct buf *out)
+	__attribute__((warn_unused_result));
+
+/* The connections of one listener, for metrics_render_connections(). */
+struct metrics_listener {
+	const char *name; /* the label: "https", "metrics" */
+	struct conns_stats stats;
+};
+
+/*
+ * Appends vgpu_webhook_connections_closed_total{listener,reason} (every
+ * reason of every listener, from zero) and vgpu_webhook_connections_open
+ * {listener} for the n listeners of l.  Returns 0, or -1 when out failed
+ * to grow.
+ */
+int metrics_render_connections(const struct metrics_listener *l, size_t n,
+			       struct buf *out)
 	__attribute__((warn_unused_result));
 
 #endif /* METRICS_H */

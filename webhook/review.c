@@ -609,6 +609,267 @@ out:
 	return rc;
 }
 
+/* --- the start of a review: bodies that are not read whole ------------- */
+
+/* A cursor over the bytes of a prefix. */
+struct scan {
+	const unsigned char *p;
+	const unsigned char *end;
+};
+
+static void skip_space(struct scan *s)
+{
+	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' ||
+				 *s->p == '\n' || *s->p == '\r'))
+		s->p++;
+}
+
+/* Takes ch, after white space.  Returns false when something else comes. */
+static bool take(struct scan *s, unsigned char ch)
+{
+	skip_space(s);
+	if (s->p >= s->end || *s->p != ch)
+		return false;
+	s->p++;
+	return true;
+}
+
+/* The value of 4 hex digits at p, or -1. */
+static long hex4(const unsigned char *p)
+{
+	long v = 0;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		unsigned char ch = p[i];
+		int d = ch >= '0' && ch <= '9' ? ch - '0' :
+			ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 :
+			ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+
+		if (d < 0)
+			return -1;
+		v = v * 16 + d;
+	}
+	return v;
+}
+
+/*
+ * Takes a JSON string, after white space, checked as jansson checks one:
+ * valid escapes (a high surrogate followed by a low one, never a low one
+ * alone), no control character, UTF-8.  Its text between the quotes, as
+ * written, goes to *text and *len (both may be NULL).  Returns false for
+ * anything else, and for a string that data cuts short.
+ */
+static bool take_string(struct scan *s, const char **text, size_t *len)
+{
+	const unsigned char *start;
+
+	if (!take(s, '"'))
+		return false;
+	start = s->p;
+	while (s->p < s->end) {
+		unsigned char ch = *s->p;
+		size_t left = (size_t)(s->end - s->p), n;
+		long u;
+
+		if (ch == '"') {
+			if (text)
+				*text = (const char *)start;
+			if (len)
+				*len = (size_t)(s->p - start);
+			s->p++;
+			return true;
+		}
+		if (ch < 0x20)
+			return false;
+		if (ch != '\\') {
+			n = ch < 0x80 ? 1 : text_utf8_charn(s->p, left);
+			if (!n)
+				return false;
+			s->p += n;
+			continue;
+		}
+		if (left < 2)
+			return false;
+		if (s->p[1] != 'u') {
+			if (!strchr("\"\\/bfnrt", s->p[1]) || !s->p[1])
+				return false;
+			s->p += 2;
+			continue;
+		}
+		if (left < 6 || (u = hex4(s->p + 2)) < 0 ||
+		    (u >= 0xdc00 && u <= 0xdfff))
+			return false;
+		s->p += 6;
+		if (u >= 0xd800 && u <= 0xdbff) {
+			left -= 6;
+			if (left < 6 || s->p[0] != '\\' || s->p[1] != 'u' ||
+			    (u = hex4(s->p + 2)) < 0xdc00 || u > 0xdfff)
+				return false;
+			s->p += 6;
+		}
+	}
+	return false;
+}
+
+/* Whether ch may be part of a number or of true, false, null. */
+static bool is_scalar_byte(unsigned char ch)
+{
+	return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') ||
+	       ch == '-' || ch == '+' || ch == '.' || ch == 'E';
+}
+
+/*
+ * Skips one value, after white space, with constant memory: a string, a
+ * scalar (which data must not end in), or an object or array up to the
+ * bracket that closes it, counted.  Loose: what is between the brackets
+ * is not checked, but strings are, so a bracket inside one is no bracket.
+ */
+static bool skip_value(struct scan *s)
+{
+	size_t depth = 0;
+	const unsigned char *start;
+
+	skip_space(s);
+	while (s->p < s->end) {
+		unsigned char ch = *s->p;
+
+		if (ch == '"') {
+			if (!take_string(s, NULL, NULL))
+				return false;
+		} else if (ch == '{' || ch == '[') {
+			depth++;
+			s->p++;
+		} else if (ch == '}' || ch == ']') {
+			if (!depth)
+				return false;
+			depth--;
+			s->p++;
+		} else if (depth) {
+			s->p++;
+		} else {
+			for (start = s->p; s->p < s->end &&
+			     is_scalar_byte(*s->p); s->p++)
+				;
+			return s->p > start && s->p < s->end;
+		}
+		if (!depth)
+			return true;
+	}
+	return false;
+}
+
+/* Whether text[0..len) is the literal lit. */
+static bool same(const char *text, size_t len, const char *lit)
+{
+	return len == strlen(lit) && !memcmp(text, lit, len);
+}
+
+/*
+ * Finds "uid" among the members of the request object, whose opening
+ * brace was taken: its text goes to *uid and *len.
+ */
+static bool find_uid(struct scan *s, const char **uid, size_t *len)
+{
+	const char *key;
+	size_t klen;
+
+	if (take(s, '}'))
+		return false;
+	for (;;) {
+		if (!take_string(s, &key, &klen) || !take(s, ':'))
+			return false;
+		if (same(key, klen, "uid"))
+			return take_string(s, uid, len);
+		if (!skip_value(s) || !take(s, ','))
+			return false;
+	}
+}
+
+int review_prefix_scann(const char *data, size_t len,
+			struct review_prefix *out)
+{
+	struct scan s = { (const unsigned char *)data,
+			  (const unsigned char *)data + len };
+	const char *api = NULL, *key, *v, *uid = NULL;
+	size_t klen, vlen, uid_len = 0;
+	bool kind = false;
+
+	if (!take(&s, '{'))
+		return -1;
+	for (;;) {
+		if (!take_string(&s, &key, &klen) || !take(&s, ':'))
+			return -1;
+		if (same(key, klen, "kind")) {
+			if (kind || !take_string(&s, &v, &vlen) ||
+			    !same(v, vlen, "AdmissionReview"))
+				return -1;
+			kind = true;
+		} else if (same(key, klen, "apiVersion")) {
+			if (api || !take_string(&s, &v, &vlen))
+				return -1;
+			api = same(v, vlen, "admission.k8s.io/v1") ?
+			      "admission.k8s.io/v1" :
+			      same(v, vlen, "admission.k8s.io/v1beta1") ?
+			      "admission.k8s.io/v1beta1" : NULL;
+			if (!api)
+				return -1;
+		} else if (same(key, klen, "request")) {
+			if (!take(&s, '{') || !find_uid(&s, &uid, &uid_len))
+				return -1;
+			break;
+		} else if (!skip_value(&s)) {
+			return -1;
+		}
+		if (!take(&s, ','))
+			return -1;
+	}
+	if (!kind || !api || !uid_len || uid_len > REVIEW_UID_MAX)
+		return -1;
+	out->api_version = api;
+	memcpy(out->uid, uid, uid_len);
+	out->uid[uid_len] = '\0';
+	out->uid_len = uid_len;
+	return 0;
+}
+
+/* The Kubernetes reason of a status code of review_deny_prefix(). */
+static const char *deny_reason(int code)
+{
+	switch (code) {
+	case 413:
+		return "RequestEntityTooLarge";
+	case 503:
+		return "ServiceUnavailable";
+	default:
+		return policy_decision_reason(code);
+	}
+}
+
+int review_deny_prefix(const struct review_prefix *p, int code,
+		       const char *message, struct review_answer *ans)
+{
+	struct buf out = BUF_INIT;
+
+	buf_addf(&out, "{\"apiVersion\":\"%s\",\"kind\":\"AdmissionReview\","
+		 "\"response\":{\"uid\":\"", p->api_version);
+	buf_addn(&out, p->uid, p->uid_len);
+	buf_addf(&out, "\",\"allowed\":false,\"status\":{\"code\":%d,"
+		 "\"reason\":\"%s\",\"message\":", code, deny_reason(code));
+	jsonout_quoten(&out, message, strlen(message));
+	buf_add(&out, "}}}");
+	free(ans->body);
+	ans->body = buf_detach(&out, &ans->body_len);
+	if (!ans->body)
+		return text_answer(ans, 500, "internal error: out of memory");
+	ans->http_status = 200;
+	ans->content_type = CONTENT_JSON;
+	ans->outcome = REVIEW_DENIED;
+	ans->ops = 0;
+	text_mask_cutn(ans->uid, REVIEW_FIELD_MAX, p->uid, p->uid_len, 63);
+	return 0;
+}
+
 /* --- the default command: one bare Pod --------------------------------- */
 
 void review_pod_answer_init(struct review_pod_answer *ans)

@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "compiler.h"
 #include "guard.h"
 
 struct config;
@@ -26,8 +27,16 @@ enum review_outcome {
 /* "patched", "allowed", "denied" or "error": the metric and log label. */
 const char *review_outcome_name(enum review_outcome outcome);
 
-/* The largest request body answered; a larger one is refused whole. */
-#define REVIEW_BODY_MAX ((size_t)3 << 20)
+/*
+ * The largest request body decided; a larger one is not read into memory
+ * (review_prefix_scann() and review_deny_prefix() answer it).  40 MiB
+ * holds every review a real API server sends for a pod it can store: it
+ * takes request bodies of at most 3 MiB, a character of a string may come
+ * back escaped in 6 bytes ("<" is written \u003c), and an UPDATE carries
+ * both object and oldObject, so 2 x 6 x 3 MiB = 36 MiB, and 4 MiB more for
+ * the envelope (userInfo, options) and the managedFields it adds.
+ */
+#define REVIEW_BODY_MAX ((size_t)40 << 20)
 
 #define REVIEW_FIELD_MAX 96
 
@@ -69,6 +78,19 @@ struct review_answer {
 /* A denial's message in the log is cut to this many characters. */
 #define REVIEW_MESSAGE_CHARS 400
 
+/* The largest request.uid read by review_prefix_scann(), as JSON text. */
+#define REVIEW_UID_MAX 256
+
+/* What review_prefix_scann() read of the start of an AdmissionReview. */
+struct review_prefix {
+	const char *api_version; /* static: "admission.k8s.io/v1" or ...v1beta1 */
+	/* request.uid as written, between its quotes: JSON string text whose
+	 * escapes are valid (a surrogate escape has its pair), without
+	 * control characters, in UTF-8; NUL-terminated. */
+	char uid[REVIEW_UID_MAX + 1];
+	size_t uid_len;
+};
+
 /* How a review is answered; a zeroed struct is the default. */
 struct review_options {
 	/* Replaces request.userInfo: username when not NULL, groups when
@@ -109,6 +131,32 @@ int review_handlen_with(const struct config *cfg, const char *body,
  */
 int review_handle_json(const struct config *cfg, const json_t *root,
 		       struct review_answer *ans);
+
+/*
+ * Reads the start of an AdmissionReview from data[0..len), which may stop
+ * anywhere (the first bytes of a body that is not read whole): a JSON
+ * object whose members "kind" (AdmissionReview), "apiVersion"
+ * (admission.k8s.io/v1 or v1beta1) and "request" come before the end of
+ * data, "request" last of them and an object whose "uid" is a non-empty
+ * string of at most REVIEW_UID_MAX bytes as written.  The API server
+ * writes them in that order, first.  Other members before them are
+ * skipped with constant memory, checked loosely: this is no parse of the
+ * whole body, which may not even be JSON.  Returns 0 with *out filled, or
+ * -1 when they are not all found (out is then untouched).
+ */
+int review_prefix_scann(const char *data, size_t len,
+			struct review_prefix *out) COMPILER_WUR;
+
+/*
+ * Fills *ans (initialised) with the answer that denies the review that p
+ * was read from: HTTP 200, an AdmissionReview of p's apiVersion whose
+ * response echoes p's uid, "allowed": false, and status code (413 and 503
+ * have their Kubernetes reasons) and message (one line); outcome
+ * REVIEW_DENIED, uid copied for the log (as written, masked, cut).
+ * Returns 0, or -1 when memory ran out (then a 500, as review_handlen()).
+ */
+int review_deny_prefix(const struct review_prefix *p, int code,
+		       const char *message, struct review_answer *ans);
 
 /* What review_pod() made of one bare Pod. */
 enum review_pod_status {

@@ -8,10 +8,10 @@ From the repository root; `make e2e` runs it after it has installed what is
 missing and built or found the API server (see tests/e2e/e2e.mk).  The
 tests run in this order on one cluster, started once for all of them:
 corpus, dry_run, reinvocation, v1beta1, quota, ert, failure_policy,
-rotation, chart, guards, profiles, escapes_ephemeral, escapes_depth; -k
-also knows each by the name it prints (dry-run,
+rotation, chart, guards, profiles, escapes_ephemeral, escapes_depth,
+escapes_server; -k also knows each by the name it prints (dry-run,
 extended-resource-toleration, failure-policy, escapes-ephemeral,
-escapes-depth).
+escapes-depth, escapes-server).
 
 What runs, all on 127.0.0.1 on free ports, logs in build/e2e/:
   - etcd from Debian's etcd-server, with its own data folder (the packaged
@@ -83,6 +83,7 @@ APISERVER = os.environ.get("KUBE_APISERVER", "")
 CASES = _path("E2E_CASES", "tests", "fixtures", "cases")
 CHART = os.path.join(ROOT, "charts", "vgpu-webhook")
 GEN_CERTS = os.path.join(ROOT, "certs", "gen-certs.sh")
+TRICKLE = os.path.join(ROOT, "tests", "integration", "trickle.py")
 
 RELEASE = "vgpu-webhook"
 RELEASE_NS = "vgpu-system"
@@ -1768,7 +1769,6 @@ class Suite:
                      "with its warnings and log field, ml keeps 5000; the ..data swap to "
                      "3000 is served without a restart, " + (t.summary or "no reload"))
 
-
     # --- 12 ----------------------------------------------------------------
 
     EPHEMERAL_NS = "e2e-ephemeral"
@@ -2062,6 +2062,97 @@ class Suite:
         t.equal(decided("depth-patch", "UPDATE", before), ["allowed"],
                 "merge PATCH: the webhook decided it (allowed), no HTTP error")
 
+    # --- 14 ----------------------------------------------------------------
+
+    def test_escapes_server(self, t):
+        """What a tenant could do to the webhook's server so that the API
+        server fails open, tried with the chart's MutatingWebhookConfiguration
+        under failurePolicy: Ignore: (a) a pod whose env holds 600 KB of "<"
+        (a request of 600 KB, which the API server sends on as a review of
+        3.6 MB: it writes each "<" as \\u003c) and NVIDIA_VISIBLE_DEVICES=all
+        is refused by the webhook; (b) while 4 x 1200 TLS connections that
+        each send a byte every 2 s (tests/integration/trickle.py, from
+        127.0.0.2-5: the API server comes from 127.0.0.1) hold the
+        webhook's slots, GPU pods created through kubectl are stored
+        defaulted (or refused), never unchecked."""
+        cl = self.cl
+        ns = "e2e-escapes"
+        cl.apply([{"apiVersion": "v1", "kind": "Namespace",
+                   "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}}])
+        text, mwc = self.rendered_mwc("webhook.failurePolicy=Ignore")
+        t.equal([w.get("failurePolicy") for w in mwc["webhooks"]], ["Ignore"],
+                "the chart's webhook, under failurePolicy: Ignore")
+        cl.apply(text)
+        self.settle()
+        gen = None
+        try:
+            # (a) The escaped review, through the API (kubectl would escape
+            # "<" itself, and the API server refuse the 3.6 MB request).
+            big = "<" * 600_000
+            pod = gpu_pod("escaped-env", ns, env=[{"name": "BIG", "value": big},
+                                                  {"name": "NVIDIA_VISIBLE_DEVICES",
+                                                   "value": "all"}])
+            t.check(len(json.dumps(pod)) < 3 << 20 < 6 * len(big),
+                    "the request is under 3 MiB, its review over it")
+            code_a, body = cl.api("POST", f"/api/v1/namespaces/{ns}/pods", pod)
+            message = body.get("message", "") if isinstance(body, dict) else str(body)
+            t.equal(code_a, 403, "(a) the pod is refused with the webhook's 403")
+            t.contains(message, f'admission webhook "{WEBHOOK_NAME}" denied the request',
+                       "(a) refused by the webhook")
+            t.contains(message, "NVIDIA_VISIBLE_DEVICES", "(a) by its env guard")
+            code, _ = cl.api("GET", f"/api/v1/namespaces/{ns}/pods/escaped-env")
+            t.equal(code, 404, "(a) the pod is not stored")
+            mine = [d for d in cl.decisions() if d.get("name") == "escaped-env"]
+            t.check(bool(mine) and mine[-1].get("outcome") == "denied",
+                    "(a) the webhook logged the denial", mine)
+
+            # (b) The webhook's slots held by slow connections.
+            gen = subprocess.Popen(
+                [sys.executable, TRICKLE, "--port", str(cl.webhook_port),
+                 "--sources", "127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5",
+                 "--tls", "1200", "--seconds", "120", "--interval", "2"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                preexec_fn=_die_with_parent)
+            held, deadline = 0, time.time() + 30
+            while time.time() < deadline and held < 2000:
+                time.sleep(0.5)
+                try:
+                    held = cl.metric('vgpu_webhook_connections_open{listener="https"}') or 0
+                except OSError:
+                    pass
+            t.check(held >= 2000, "(b) the slow connections hold the webhook's slots",
+                    f"{held} open")
+            worst, outcomes = 0.0, {"defaulted": 0, "unchecked": 0, "refused": 0}
+            for i in range(6):
+                t0 = time.time()
+                rc, got, err = create(cl, gpu_pod(f"slow-{i}", ns))
+                worst = max(worst, time.time() - t0)
+                if rc == 0:
+                    ok = is_defaulted(got)
+                    outcomes["defaulted" if ok else "unchecked"] += 1
+                    t.check(ok, f"(b) slow-{i}: stored defaulted, not unchecked",
+                            got["spec"])
+                else:
+                    outcomes["refused"] += 1
+                    t.contains(err, f'admission webhook "{WEBHOOK_NAME}"',
+                               f"(b) slow-{i}: refused by the webhook")
+                time.sleep(3)
+            t.check(gen.poll() is None, "(b) the slow connections lasted to the end",
+                    gen.stderr.read().decode() if gen.poll() is not None else "")
+            closed = {r: cl.metric('vgpu_webhook_connections_closed_total{listener="https",'
+                                   f'reason="{r}"}}') for r in ("evicted", "address",
+                                                                 "opening")}
+            t.check(closed["address"] and closed["evicted"] + closed["opening"],
+                    "(b) the webhook refused and closed slow connections", closed)
+            t.summary = (f"(a) the pod of a 3.6 MB review: HTTP {code_a}; (b) under "
+                         f"{held:.0f} slow connections, GPU pods {outcomes}, slowest "
+                         f"kubectl create {worst:.1f} s; closed {closed}")
+        finally:
+            if gen is not None:
+                gen.terminate()
+                gen.communicate(timeout=30)
+            cl.apply(self.rendered_mwc()[0])
+            self.settle()
 
 class SecondWebhook:
     """A tiny mutating webhook for the reinvocation test: it appends the env
@@ -2254,6 +2345,7 @@ test_guards = checks(10, "guards", Suite.test_guards)
 test_profiles = checks(11, "profiles", Suite.test_profiles)
 test_escapes_ephemeral = checks(12, "escapes-ephemeral", Suite.test_escapes_ephemeral)
 test_escapes_depth = checks(13, "escapes-depth", Suite.test_escapes_depth)
+test_escapes_server = checks(14, "escapes-server", Suite.test_escapes_server)
 
 
 if __name__ == "__main__":

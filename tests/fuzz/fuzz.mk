@@ -1,5 +1,6 @@
 # Fuzzing with libFuzzer (clang-14): the review decoder, the pod policy, the
-# selective JSON decoder, the quantity parser and the YAML reader, each run for FUZZ_SECONDS by `make fuzz`, which
+# selective JSON decoder, the quantity parser, the YAML reader and the
+# scanner of a review's start, each run for FUZZ_SECONDS by `make fuzz`, which
 # `make test` runs.  A longer run: make fuzz FUZZ_SECONDS=3600
 TEST_TARGETS += fuzz
 
@@ -14,7 +15,8 @@ FUZZ_CFLAGS = -std=c17 -D_POSIX_C_SOURCE=200809L -g -O1 \
 # addresses, metrics, the commands and main()), so that a new module of the
 # core is fuzzed without a change here.
 FUZZ_NOT_CORE := webhook/main.c webhook/cmd_%.c webhook/httpd.c \
-	webhook/certs.c webhook/addr.c webhook/metrics.c webhook/tlsconf.c
+	webhook/certs.c webhook/addr.c webhook/metrics.c webhook/tlsconf.c \
+	webhook/conns.c
 FUZZ_CORE := $(wildcard lib/*.c) \
 	$(filter-out $(FUZZ_NOT_CORE),$(wildcard webhook/*.c)) \
 	tests/fuzz/fuzz_common.c

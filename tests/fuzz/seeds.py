@@ -11,6 +11,8 @@ usage: seeds.py OUTDIR
   (and OUTDIR/review/ also reviews whose managedFields nest 2100 deep, and
   each review after a newline, which fuzz_review reads again with them)
   OUTDIR/yaml/     a selector byte, then YAML streams and manifests
+  OUTDIR/prefix/   the first KiB of every fixture's review, written as the
+                   API server writes it, and a few starts made by hand
 """
 import copy
 import json
@@ -65,6 +67,24 @@ YAML = [b"a: 1\n---\n# c\nb: [y, n, 1e3, '1', ~, 0x1f, 1:20, 2001-12-14]\n",
         b"a: &a [x,x]\nb: &b [*a,*a]\nc: [*b,*b]\n",
         b"? [a]\n: b\n", b"a: !!str 1\nb: !!float 2\n", b"- - - [[{}]]\n",
         b'"k\\u2028": "\\x85 \\t"\n']
+
+
+PREFIX = [b'{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1",'
+          b'"request":{"uid":"a\\"b\\u00e9\\ud83d\\ude00"',
+          b' {"x":[1,"}]",{"a":null}],"apiVersion":"admission.k8s.io/v1beta1",'
+          b'"kind":"AdmissionReview","request":{"kind":{"kind":"Pod"},"uid":"u"',
+          b'{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1",'
+          b'"request":{"uid":"\\ud800"}}',
+          b'{"kind":"AdmissionReview","kind":"AdmissionReview"}']
+
+
+def go_order(review):
+    """review with kind and apiVersion first, as the API server writes it."""
+    if not isinstance(review, dict):
+        return review
+    out = {k: review[k] for k in ("kind", "apiVersion") if k in review}
+    out.update(review)
+    return out
 
 
 def objects(value):
@@ -124,7 +144,7 @@ def update_reviews(review):
 
 def main():
     out = sys.argv[1]
-    for sub in ("review", "policy", "quantity", "pick", "yaml"):
+    for sub in ("review", "policy", "quantity", "pick", "yaml", "prefix"):
         os.makedirs(os.path.join(out, sub), exist_ok=True)
     root = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cases")
     quantities = set(QUANTITIES)
@@ -144,6 +164,8 @@ def main():
             review = json.loads(raw)
         except (ValueError, RecursionError):  # a deep fixture
             continue
+        with open(os.path.join(out, "prefix", name), "wb") as f:
+            f.write(json.dumps(go_order(review)).encode()[:1024])
         if isinstance(review, dict) and \
                 (review.get("request") or {}).get("operation") == "CREATE":
             for i, r in enumerate(update_reviews(review)):
@@ -164,6 +186,9 @@ def main():
                       "wb") as f:
                 f.write(bytes([selector]) + json.dumps(pod).encode())
         quantities.update(pod_quantities(pod))
+    for i, text in enumerate(PREFIX):
+        with open(os.path.join(out, "prefix", "h%02d" % i), "wb") as f:
+            f.write(text)
     for i, text in enumerate(PICK):
         # fuzz_pick reads a text that starts with a tab or a carriage
         # return again 3000 levels deep, dropped or stubbed

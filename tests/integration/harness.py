@@ -30,7 +30,9 @@ import corpus  # noqa: E402
 
 SERVER_NAME = "vgpu-webhook.vgpu-system.svc"
 GEN_CERTS = os.path.join(ROOT, "certs", "gen-certs.sh")
-BODY_MAX = 3 << 20
+BODY_MAX = 40 << 20      # REVIEW_BODY_MAX
+DISCARD_MAX = 64 << 20   # read and dropped past it, to be answered
+BODY_MEMORY = 64 << 20   # bodies held at once
 START_TIMEOUT = 20.0
 
 
@@ -136,12 +138,15 @@ class TLSConnection(http.client.HTTPSConnection):
     API server does when it calls the Service."""
 
     def __init__(self, host, port, context, timeout=10.0,
-                 server_name=SERVER_NAME):
+                 server_name=SERVER_NAME, source=None):
         super().__init__(host, port, timeout=timeout, context=context)
         self.server_name = server_name
+        self.source = source
 
     def connect(self):
-        sock = socket.create_connection((self.host, self.port), self.timeout)
+        sock = socket.create_connection(
+            (self.host, self.port), self.timeout,
+            source_address=(self.source, 0) if self.source else None)
         # As Go's net package does: no Nagle delay between headers and body.
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.sock = self._context.wrap_socket(sock,
@@ -261,9 +266,10 @@ class Server:
     def context(self, cert=None, key=None, version=None, cafiles=None):
         return client_context(cafiles or self.cafiles, cert, key, version)
 
-    def conn(self, ctx=None, timeout=10.0):
+    def conn(self, ctx=None, timeout=10.0, source=None):
+        """An HTTPS connection, from the address source when given."""
         return TLSConnection("127.0.0.1", self.port, ctx or self.context(),
-                             timeout=timeout)
+                             timeout=timeout, source=source)
 
     def post(self, body, path="/mutate?timeout=10s", conn=None, ctx=None,
              headers=None):
@@ -293,9 +299,10 @@ class Server:
         finally:
             c.close()
 
-    def plain_get(self, path, method="GET", timeout=5.0):
-        c = http.client.HTTPConnection("127.0.0.1", self.metrics_port,
-                                       timeout=timeout)
+    def plain_get(self, path, method="GET", timeout=5.0, source=None):
+        c = http.client.HTTPConnection(
+            "127.0.0.1", self.metrics_port, timeout=timeout,
+            source_address=(source, 0) if source else None)
         try:
             c.request(method, path)
             r = c.getresponse()
@@ -303,8 +310,8 @@ class Server:
         finally:
             c.close()
 
-    def metrics(self):
-        status, headers, body = self.plain_get("/metrics")
+    def metrics(self, source=None):
+        status, headers, body = self.plain_get("/metrics", source=source)
         if status != 200:
             raise AssertionError("/metrics answered %d" % status)
         return parse_metrics(body.decode())

@@ -14,6 +14,7 @@ what they measured; the notes are printed before pytest's summary.
 import collections
 import json
 import os
+import select
 import shutil
 import signal
 import socket
@@ -27,10 +28,10 @@ import warnings
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (BODY_MAX, CertDir, Server,  # noqa: E402
-                     assert_alive, check_good_answer, command, corpus,
-                     expired_pair, free_port, good_review, read_response,
-                     temp_dir)
+from harness import (BODY_MAX, BODY_MEMORY, DISCARD_MAX,  # noqa: E402
+                     CertDir, Server, assert_alive, check_good_answer,
+                     command, corpus, expired_pair, free_port, good_review,
+                     read_response, temp_dir)
 
 
 class Env:
@@ -223,50 +224,183 @@ def test_corpus_exit(corpus_servers):
 # Error paths
 
 
+TOO_LARGE_BODY = b"request body larger than %d bytes\n" % BODY_MAX
+
+
+def go_json(review):
+    """review as the API server writes it (Go's encoding/json): kind and
+    apiVersion first, and <, > and & escaped as \\u003c, \\u003e, \\u0026."""
+    ordered = {"kind": review["kind"], "apiVersion": review["apiVersion"]}
+    ordered.update(review)
+    text = json.dumps(ordered, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e") \
+        .replace("&", "\\u0026").encode()
+
+
+def check_denial(status, body, review, code, size=None):
+    """Raises unless body is the AdmissionReview denial of review with
+    status code (and the body's size in its message)."""
+    assert status == 200, (status, body[:300])
+    answer = json.loads(body)
+    assert answer["apiVersion"] == review["apiVersion"], answer
+    assert answer["kind"] == "AdmissionReview", answer
+    resp = answer["response"]
+    assert resp["uid"] == review["request"]["uid"], resp
+    assert resp["allowed"] is False, resp
+    assert resp["status"]["code"] == code, resp
+    if size is not None:
+        assert " %d bytes" % size in resp["status"]["message"], resp
+
+
 def test_body_limit(env):
-    """413 for a body over 3 MiB: from the Content-Length before the body
-    (also when the body never comes), for a whole 3 MiB + 1 body, and for a
-    chunked body counted while read; exactly 3 MiB is served."""
+    """Up to 40 MiB a body is decided.  Past it an AdmissionReview is read
+    to its end and denied (HTTP 200, code 413, its size), with a
+    Content-Length or chunked, v1 or v1beta1, and the connection goes on; a
+    body that is no AdmissionReview gets 413 with its exact line; a
+    Content-Length more than 64 MiB past the limit gets that 413 before any
+    byte of the body, and a chunked body that goes that far has its
+    connection closed."""
     with Server(env.certs) as srv:
         m0 = counters(srv.metrics())
-        # Content-Length over the limit: answered before any body byte.
+        # Too large to read: answered before any byte of the body.
         s = srv.raw_tls()
-        s.sendall(request_head(BODY_MAX + 1))
+        s.sendall(request_head(BODY_MAX + DISCARD_MAX + 1))
         status, headers, body = read_response(s)
         s.close()
         assert status == 413, status
-        assert b"larger than 3145728 bytes" in body, body
+        assert body == TOO_LARGE_BODY, body
+        assert headers["content-type"] == "text/plain; charset=utf-8"
         assert_alive(srv)
 
-        # The whole 3 MiB + 1 body sent at once.
-        s = srv.raw_tls()
-        status, _, _ = send_then_read(
-            s, request_head(BODY_MAX + 1) + padded(good_review(), BODY_MAX + 1))
+        # An AdmissionReview past the limit: a denial, and keep-alive.
+        for use_chunks, api in ((False, "admission.k8s.io/v1"),
+                                (True, "admission.k8s.io/v1beta1")):
+            review = good_review()
+            review["apiVersion"] = api
+            data = go_json(review)
+            data += b" " * (BODY_MAX + 1 - len(data))
+            s = srv.raw_tls(timeout=60)
+            status, headers, body = send_then_read(
+                s, request_head(chunked=True) + chunked(data) if use_chunks
+                else request_head(len(data)) + data)
+            check_denial(status, body, review, 413, BODY_MAX + 1)
+            assert headers["content-type"] == "application/json", headers
+            again = good_review()
+            more = json.dumps(again).encode()
+            s.sendall(request_head(len(more)) + more)
+            check_good_answer(*read_response(s), again)
+            s.close()
+
+        # Not an AdmissionReview: 413 once the body is in.
+        for use_chunks in (False, True):
+            data = b"[" + b" " * BODY_MAX + b"]"
+            s = srv.raw_tls(timeout=60)
+            status, _, body = send_then_read(
+                s, request_head(chunked=True) + chunked(data) if use_chunks
+                else request_head(len(data)) + data)
+            s.close()
+            assert status == 413 and body == TOO_LARGE_BODY, (status, body)
+
+        # Chunked beyond what is read: closed, never answered.
+        s = srv.raw_tls(timeout=60)
+        piece = b" " * (1 << 20)
+        head = go_json(good_review())
+        try:
+            s.sendall(request_head(chunked=True) + b"%x\r\n" % len(head) +
+                      head + b"\r\n")
+            for _ in range((BODY_MAX + DISCARD_MAX) // len(piece) + 2):
+                s.sendall(b"%x\r\n" % len(piece) + piece + b"\r\n")
+        except OSError:
+            pass
+        assert closed_by_peer(s, 5.0), "still open past the discard limit"
         s.close()
-        assert status == 413, status
         assert_alive(srv)
 
-        # Chunked: no length up front, 3 MiB + 1 counted while read.
-        s = srv.raw_tls()
-        status, _, _ = send_then_read(
-            s, request_head(chunked=True) + chunked(padded(good_review(), BODY_MAX + 1)))
-        assert status == 413, status
-        s.close()
-        assert_alive(srv)
-
-        # Exactly 3 MiB, with a length and chunked: answered in full.
+        # Exactly 40 MiB, with a length and chunked: decided.
         for use_chunks in (False, True):
             review = good_review()
             data = padded(review, BODY_MAX)
-            s = srv.raw_tls()
+            s = srv.raw_tls(timeout=60)
             status, headers, body = send_then_read(
-                s, request_head(chunked=True) + chunked(data, 100000)
+                s, request_head(chunked=True) + chunked(data, 1 << 20)
                 if use_chunks else request_head(len(data)) + data)
             s.close()
             check_good_answer(status, headers, body, review)
         m1 = counters(srv.metrics())
         assert m1["error"] - m0["error"] == 3, (m0, m1)
-        assert m1["patched"] - m0["patched"] == 5, (m0, m1)
+        assert m1["denied"] - m0["denied"] == 2, (m0, m1)
+        assert m1["patched"] - m0["patched"] == 6, (m0, m1)
+        assert srv.stop() == 0
+
+
+def escaped_pod_review(operation, value, extra_env=()):
+    """A Pod review whose container has env BIG=value; an UPDATE carries
+    the same pod as oldObject."""
+    review = good_review()
+    req = review["request"]
+    req["operation"] = operation
+    c = req["object"]["spec"]["containers"][0]
+    c["env"] = [{"name": "BIG", "value": value}] + list(extra_env)
+    if operation == "UPDATE":
+        req["oldObject"] = json.loads(json.dumps(req["object"]))
+    return review
+
+
+def test_escaped_reviews(env):
+    """What the API server sends for a pod it takes (a request body of at
+    most 3 MiB) is decided, however its characters are escaped: a CREATE
+    with 3 MiB of "<" in an env value (18 MiB once each is \\u003c) and
+    NVIDIA_VISIBLE_DEVICES=all is denied by the env guard, and an UPDATE
+    that carries such a pod as object and as oldObject (36 MiB) is allowed
+    as any other UPDATE."""
+    value = "<" * (3 << 20)
+    with Server(env.certs) as srv:
+        review = escaped_pod_review("CREATE", value, [
+            {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}])
+        data = go_json(review)
+        assert len(data) > 18 << 20, len(data)
+        status, _, body = srv.post(data)
+        check_denial(status, body, review, 403)
+        assert b"NVIDIA_VISIBLE_DEVICES" in body, body[:500]
+        review = escaped_pod_review("UPDATE", value)
+        data = go_json(review)
+        assert 36 << 20 < len(data) <= BODY_MAX, len(data)
+        status, _, body = srv.post(data)
+        assert status == 200, (status, body[:300])
+        resp = json.loads(body)["response"]
+        assert resp["uid"] == review["request"]["uid"] and resp["allowed"], resp
+        assert srv.stop() == 0
+
+
+def test_body_memory(env):
+    """Bodies held at once share 64 MiB: a body that finds no room is read
+    to its end and denied (code 503), an AdmissionReview, or answered 503
+    when it is none; once the room is back, the same body is decided."""
+    size = BODY_MEMORY // 2 + (1 << 20)  # two of them do not fit
+    assert 2 * size > BODY_MEMORY and size <= BODY_MAX
+    with Server(env.certs) as srv:
+        held = good_review()
+        held_data = padded(held, size)
+        holder = srv.raw_tls(timeout=60)
+        holder.sendall(request_head(len(held_data)) + held_data[:1 << 20])
+        time.sleep(0.5)  # the server has taken room for the whole body
+        review = good_review()
+        s = srv.raw_tls(timeout=60)
+        status, _, body = send_then_read(
+            s, request_head(size) + padded(review, size))
+        check_denial(status, body, review, 503, size)
+        status, _, body = send_then_read(
+            s, request_head(size) + b"[" + b" " * (size - 2) + b"]")
+        assert status == 503 and body == b"server busy\n", (status, body)
+        s.close()
+        holder.sendall(held_data[1 << 20:])
+        check_good_answer(*read_response(holder), held)
+        holder.close()
+        review = good_review()
+        s = srv.raw_tls(timeout=60)
+        check_good_answer(*send_then_read(
+            s, request_head(size) + padded(review, size)), review)
+        s.close()
         assert srv.stop() == 0
 
 
@@ -450,17 +584,19 @@ def test_client_certificates(env):
 def test_slow_clients(env, note):
     """While 200 connections sit in the middle of a request, 100 never
     start their handshake and 50 stop inside it, good reviews are answered
-    promptly; the stalled ones are closed after the 10 s timeout."""
+    promptly; after 10 s, those still without their request's headers are
+    closed, while those in their body wait for the 30 s deadline of a
+    request."""
     with Server(env.certs) as srv:
         ctx = srv.context()
-        stalled = []
+        stalled, in_body = [], []
         review = good_review()
         data = json.dumps(review).encode()
         for i in range(200):
             s = srv.raw_tls(ctx)
             head = request_head(len(data))
             s.sendall(head[:len(head) // 2] if i % 2 else head + data[:100])
-            stalled.append(s)
+            (stalled if i % 2 else in_body).append(s)
         for _ in range(100):
             stalled.append(socket.create_connection(("127.0.0.1", srv.port), 5))
         hello = bytes.fromhex("160301010001")  # a ClientHello, cut short
@@ -492,19 +628,241 @@ def test_slow_clients(env, note):
         p99 = lat[int(len(lat) * 0.99) - 1]
         assert worst < 1.0, "a new connection took %.3f s" % worst
         assert p99 < 0.25, "keep-alive p99 %.3f s" % p99
-        # Each stalled connection is closed after 10 s of silence.
         time.sleep(max(0.0, t_last + 11.5 - time.monotonic()))
-        still_open = 0
-        for s in stalled:
-            if not closed_by_peer(s):
-                still_open += 1
-            s.close()
+        still_open = sum(not closed_by_peer(s, 0.01) for s in stalled)
         assert still_open == 0, "%d stalled connections still open" % still_open
-        assert srv.metrics()["vgpu_webhook_requests_in_flight"] == 0
+        closed = sum(closed_by_peer(s, 0.01) for s in in_body)
+        assert closed == 0, "%d connections closed in their body" % closed
+        m = srv.metrics()
+        assert m["vgpu_webhook_requests_in_flight"] == 100, m
+        assert m['vgpu_webhook_connections_closed_total{listener="https",'
+                 'reason="opening"}'] == 250, m
+        for s in stalled + in_body:
+            s.close()
         assert_alive(srv)
         assert srv.stop() == 0
         note("worst new connection %.1f ms, keep-alive p99 %.1f ms" % (
             worst * 1000, p99 * 1000))
+
+
+def gone(sock):
+    """Whether the server closed sock: readable, and then the end of the
+    stream or an error (the server never writes unasked)."""
+    readable, _, _ = select.select([sock], [], [], 0)
+    if not readable:
+        return False
+    timeout = sock.gettimeout()
+    try:
+        sock.setblocking(False)
+        return not sock.recv(4096)
+    except (ssl.SSLWantReadError, BlockingIOError):
+        return False
+    except OSError:
+        return True
+    finally:
+        sock.settimeout(timeout)
+
+
+def test_deadlines(env, note):
+    """Deadlines that no byte moves, each counted by reason: 10 s from the
+    accept to the first request's headers (the TLS handshake included), 10
+    s from an answer to the next request's headers (an idle keep-alive
+    connection), 30 s from the start of a request (its accept, or the end
+    of the previous answer) to its answer; 10 s to the headers on the
+    metrics port too.  The trickling connections send a byte a second."""
+    with Server(env.certs) as srv:
+        t = {}
+        socks = {}
+
+        def opened(name, sock):
+            socks[name] = sock
+            t[name] = time.monotonic()
+
+        opened("silent", socket.create_connection(("127.0.0.1", srv.port), 5))
+        opened("handshake", srv.raw_tls())
+        opened("plain", socket.create_connection(
+            ("127.0.0.1", srv.metrics_port), 5))
+        for name in ("idle", "next"):
+            s = srv.raw_tls()
+            review = good_review()
+            check_good_answer(*send_then_read(
+                s, request_head(len(json.dumps(review))) +
+                json.dumps(review).encode()), review)
+            opened(name, s)
+        opened("body", srv.raw_tls())
+        socks["body"].sendall(request_head(1000) + b"{")
+        trickle = {"handshake": b"POST /mutate HTTP/1.1\r\nX-Slow: " + b"a" * 60,
+                   "plain": b"GET /healthz HTTP/1.1\r\nX-Slow: " + b"a" * 60,
+                   "next": b"POST /mutate HTTP/1.1\r\nX-Slow: " + b"a" * 60,
+                   "body": b" " * 60}
+        closed = {}
+        start = next_byte = time.monotonic()
+        while len(closed) < len(socks) and time.monotonic() < start + 35:
+            send = time.monotonic() >= next_byte
+            if send:
+                next_byte += 1.0
+            for name, s in socks.items():
+                if name in closed:
+                    continue
+                if gone(s):
+                    closed[name] = time.monotonic() - t[name]
+                    continue
+                if send and name in trickle:
+                    try:
+                        s.sendall(trickle[name][:1])
+                        trickle[name] = trickle[name][1:]
+                    except OSError:
+                        closed[name] = time.monotonic() - t[name]
+            time.sleep(0.1)
+        want = {"silent": 10, "handshake": 10, "plain": 10, "idle": 10,
+                "next": 10, "body": 30}
+        for name, secs in want.items():
+            assert name in closed, "%s: still open after 35 s" % name
+            assert secs - 0.5 <= closed[name] <= secs + 1.5, \
+                "%s: closed after %.2f s, want %d s" % (name, closed[name], secs)
+        m = srv.metrics()
+        key = 'vgpu_webhook_connections_closed_total{listener="%s",reason="%s"}'
+        assert m[key % ("https", "opening")] == 2, m
+        assert m[key % ("https", "idle")] == 2, m
+        assert m[key % ("https", "request")] == 1, m
+        assert m[key % ("metrics", "opening")] == 1, m
+        for s in socks.values():
+            s.close()
+        assert srv.stop() == 0
+        note("closed after " + ", ".join(
+            "%s %.1f s" % (k, v) for k, v in sorted(closed.items())))
+
+
+# The slow clients of test_slowloris: four addresses (all of 127.0.0.0/8
+# is the loopback on Linux), each with 1200 trickling TLS connections and
+# 100 plain ones on the metrics port, for 30 s.
+SLOW_SOURCES = ["127.0.0.%d" % i for i in range(1, 5)]
+TRICKLE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                       "trickle.py")
+
+
+def test_slowloris(env, note):
+    """4 addresses x 1200 TLS connections, each sending a byte every 2 s
+    and opened again when closed, and 4 x 100 such connections on the
+    metrics port: once they hold every slot, and for 30 s, every admission
+    request is answered within 2 s, on a new connection each (from another
+    address, as the API server's) and on a kept-alive one, and /healthz on
+    the metrics port within 1 s."""
+    with Server(env.certs) as srv:
+        gen = subprocess.Popen(
+            [sys.executable, TRICKLE, "--port", str(srv.port),
+             "--metrics-port", str(srv.metrics_port),
+             "--sources", ",".join(SLOW_SOURCES), "--tls", "1200",
+             "--plain", "100", "--seconds", "90", "--interval", "2"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        lat = {"new": [], "kept": [], "healthz": []}
+        fails = []
+        stop = threading.Event()
+
+        def timed(kind, fn):
+            t0 = time.monotonic()
+            try:
+                fn()
+                lat[kind].append(time.monotonic() - t0)
+            except Exception as e:  # noqa: BLE001
+                fails.append("%s after %.1f s: %r" % (kind,
+                                                       time.monotonic() - t0, e))
+
+        def new_connections():
+            while not stop.wait(0.2):
+                def one():
+                    review = good_review()
+                    conn = srv.conn(timeout=10, source="127.0.0.10")
+                    try:
+                        check_good_answer(*srv.post(review, conn=conn), review)
+                    finally:
+                        conn.close()
+                timed("new", one)
+
+        def kept_alive():
+            conn = [None]
+
+            def one():
+                # As Go's client: a connection the server closed while idle
+                # is seen closed, and a new one is made.
+                if conn[0] is not None and gone(conn[0].sock):
+                    conn[0].close()
+                    conn[0] = None
+                if conn[0] is None:
+                    conn[0] = srv.conn(timeout=10, source="127.0.0.11")
+                review = good_review()
+                try:
+                    check_good_answer(*srv.post(review, conn=conn[0]), review)
+                except Exception:
+                    conn[0].close()
+                    conn[0] = None
+                    raise
+            while not stop.wait(0.2):
+                timed("kept", one)
+            if conn[0] is not None:
+                conn[0].close()
+
+        def healthz():
+            def one():
+                status = srv.plain_get("/healthz", timeout=10,
+                                       source="127.0.0.12")[0]
+                assert status == 200, status
+            while not stop.wait(0.5):
+                timed("healthz", one)
+
+        key = 'vgpu_webhook_connections_%s{listener="%s"%s}'
+        deadline = time.monotonic() + 20
+        held = {}
+        while time.monotonic() < deadline:  # the slow ones take the slots
+            time.sleep(0.5)
+            try:
+                held = srv.metrics(source="127.0.0.13")
+            except OSError:
+                continue
+            if held.get(key % ("open", "https", ""), 0) >= 2000 and \
+                    held.get(key % ("open", "metrics", ""), 0) >= 60:
+                break
+        threads = [threading.Thread(target=f) for f in
+                   (new_connections, kept_alive, healthz)]
+        for th in threads:
+            th.start()
+        time.sleep(30)
+        stop.set()
+        for th in threads:
+            th.join()
+        gen.terminate()
+        out, err = gen.communicate(timeout=30)
+        try:
+            m = srv.metrics(source="127.0.0.13")
+        except OSError as e:
+            m = {"error": repr(e)}
+        with open("/proc/%d/status" % srv.proc.pid) as f:
+            hwm = [line.split()[1] for line in f if line.startswith("VmHWM")]
+        assert srv.stop() == 0
+    assert not fails, "%d failed:\n%s" % (len(fails), "\n".join(fails[:20]))
+    worst = {k: max(v) for k, v in lat.items()}
+    assert worst["new"] < 2.0 and worst["kept"] < 2.0, worst
+    assert worst["healthz"] < 1.0, worst
+    assert len(lat["new"]) >= 50 and len(lat["kept"]) >= 50 and \
+        len(lat["healthz"]) >= 25, {k: len(v) for k, v in lat.items()}
+    # The attack was on: every slot held, connections closed by reason.
+    assert gen.returncode == 0, err.decode()
+    stats = json.loads(out)
+    assert stats["opened"] >= 4 * 1300, stats
+    assert held.get(key % ("open", "https", ""), 0) >= 2000, held
+    assert held.get(key % ("open", "metrics", ""), 0) >= 60, held
+    for listener in ("https", "metrics"):
+        closed = {r: m.get(key % ("closed_total", listener, ',reason="%s"' % r), 0)
+                  for r in ("evicted", "address", "opening")}
+        # Refused past the share of each address; slots taken back from
+        # the slow, by eviction or at their deadline.
+        assert closed["address"] > 0, (listener, closed)
+        assert closed["evicted"] + closed["opening"] > 0, (listener, closed)
+    note("worst of %d new connections %.0f ms, of %d kept-alive %.0f ms, of "
+         "%d /healthz %.0f ms; %d slow connections opened; peak RSS %s kB"
+         % (len(lat["new"]), worst["new"] * 1000, len(lat["kept"]),
+            worst["kept"] * 1000, len(lat["healthz"]),
+            worst["healthz"] * 1000, stats["opened"], hwm[0] if hwm else "?"))
 
 
 # --------------------------------------------------------------------------
@@ -846,7 +1204,7 @@ def test_metrics(env):
         assert srv.post(b"{", conn=conn)[0] == 400
         conn.close()
         s = srv.raw_tls()
-        s.sendall(request_head(BODY_MAX + 1))
+        s.sendall(request_head(BODY_MAX + DISCARD_MAX + 1))
         assert read_response(s)[0] == 413
         s.close()
         assert srv.request("GET", "/nope")[0] == 404

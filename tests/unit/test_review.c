@@ -921,6 +921,260 @@ static void test_review__validate_cannot_patch(void **state)
 	}
 }
 
+/* ------------------------------------------------------------------------
+ * The start of a review: review_prefix_scann() and review_deny_prefix().
+ */
+
+/* As the API server writes one: kind, apiVersion, then request.uid. */
+#define SERVER_REVIEW(uid)                                                     \
+	"{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1\","  \
+	"\"request\":{\"uid\":\"" uid "\",\"kind\":{\"group\":\"\","              \
+	"\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\","          \
+	"\"object\":" GPU_POD "}}"
+
+#define HEAD "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1\","
+
+static int scan(const char *text, struct review_prefix *p)
+{
+	return review_prefix_scann(text, strlen(text), p);
+}
+
+/*
+ * Every cut of a whole review: the start is found exactly when the cut
+ * comes after the closing quote of request.uid.
+ */
+static void test_review__prefix_cuts(void **state)
+{
+	const char *body = SERVER_REVIEW("705ab4f5-6393-11e8-b7cc-42010a800002");
+	const char *end = strstr(body, "0002\"") + 5;
+	struct review_prefix p;
+	size_t n;
+
+	(void)state;
+	for (n = 0; n <= strlen(body); n++) {
+		int rc = review_prefix_scann(body, n, &p);
+
+		if (n < (size_t)(end - body)) {
+			assert_int_equal(rc, -1);
+			continue;
+		}
+		assert_int_equal(rc, 0);
+		assert_string_equal(p.api_version, "admission.k8s.io/v1");
+		assert_string_equal(p.uid,
+				    "705ab4f5-6393-11e8-b7cc-42010a800002");
+		assert_int_equal(p.uid_len, 36);
+	}
+	/* The order of POD_CREATE, v1beta1. */
+	body = POD_CREATE("admission.k8s.io/v1beta1", "u-1", GPU_POD);
+	assert_int_equal(scan(body, &p), 0);
+	assert_string_equal(p.api_version, "admission.k8s.io/v1beta1");
+	assert_string_equal(p.uid, "u-1");
+}
+
+static void test_review__prefix_table(void **state)
+{
+	static const struct {
+		const char *text;
+		const char *uid; /* NULL: not found */
+	} cases[] = {
+		{ HEAD "\"request\":{\"uid\":\"u\"", "u" },
+		{ " \n{ \"apiVersion\" : \"admission.k8s.io/v1\" ,\t\"kind\":"
+		  "\"AdmissionReview\",\r\n\"request\" : { \"uid\" : \"u\"", "u" },
+		/* members skipped before the three, and in request */
+		{ "{\"metadata\":{\"x\":[1,\"}]\\\"\",{\"a\":null}],\"y\":{}},"
+		  "\"n\":-1.5e+3,\"t\":true,\"z\":null,\"s\":\"{\","
+		  "\"kind\":\"AdmissionReview\",\"apiVersion\":"
+		  "\"admission.k8s.io/v1\",\"request\":{\"kind\":{\"group\":"
+		  "\"\",\"kind\":\"Pod\"},\"dryRun\":false,\"uid\":\"u\"", "u" },
+		/* escapes and characters kept as written */
+		{ HEAD "\"request\":{\"uid\":\"a\\\"b\\\\\\u00e9\\ud83d\\ude00\\n\\/\xc3\xa9\"",
+		  "a\\\"b\\\\\\u00e9\\ud83d\\ude00\\n\\/\xc3\xa9" },
+		{ HEAD "\"request\":{\"uid\":\"\\u0000\"", "\\u0000" },
+		/* not found */
+		{ "", NULL },
+		{ "[]", NULL },
+		{ "x", NULL },
+		{ "{}", NULL },
+		{ "{\"request\":{\"uid\":\"u\"}", NULL },
+		{ "{\"apiVersion\":\"admission.k8s.io/v1\",\"request\":{\"uid\":\"u\"",
+		  NULL },
+		{ "{\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\"", NULL },
+		{ "{\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\"},"
+		  "\"apiVersion\":\"admission.k8s.io/v1\"}", NULL },
+		{ "{\"kind\":\"Review\",\"apiVersion\":\"admission.k8s.io/v1\","
+		  "\"request\":{\"uid\":\"u\"", NULL },
+		{ "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v2\","
+		  "\"request\":{\"uid\":\"u\"", NULL },
+		{ "{\"kind\":\"AdmissionReview\",\"kind\":\"AdmissionReview\","
+		  "\"apiVersion\":\"admission.k8s.io/v1\",\"request\":{\"uid\":\"u\"",
+		  NULL },
+		{ HEAD "\"apiVersion\":\"admission.k8s.io/v1\",\"request\":{\"uid\":\"u\"",
+		  NULL },
+		{ HEAD "\"request\":{\"uid\":\"\"", NULL },
+		{ HEAD "\"request\":{\"uid\":7", NULL },
+		{ HEAD "\"request\":{\"uid\":null", NULL },
+		{ HEAD "\"request\":{}", NULL },
+		{ HEAD "\"request\":[\"uid\",\"u\"]", NULL },
+		{ HEAD "\"request\":\"uid\"", NULL },
+		{ HEAD "\"request\":{\"kind\":{\"uid\":\"u\"}", NULL },
+		{ HEAD "\"request\":{\"uid\":\"u", NULL },
+		{ HEAD "\"request\":{\"uid\":\"a\\x\"", NULL },
+		{ HEAD "\"request\":{\"uid\":\"a\\u12\"", NULL },
+		{ HEAD "\"request\":{\"uid\":\"a\\u12g4\"", NULL },
+		{ HEAD "\"request\":{\"uid\":\"a\\udc00\"", NULL },
+		{ HEAD "\"request\":{\"uid\":\"a\\ud800\"", NULL },
+		{ HEAD "\"request\":{\"uid\":\"a\\ud800\\u0041\"", NULL },
+		{ HEAD "\"request\":{\"uid\":\"a\tb\"", NULL },
+		{ HEAD "\"request\":{\"uid\":\"a\xff\"", NULL },
+		{ HEAD "\"request\":{\"uid\":\"a\xc3\"", NULL },
+		{ HEAD "\"request\":{\"uid\":\"a\xed\xa0\x80\"", NULL },
+		/* a member before them cut short, or not a value */
+		{ "{\"n\":12", NULL },
+		{ "{\"o\":{\"a\":[1,2]", NULL },
+		{ "{\"o\":}", NULL },
+		{ "{\"o\" 1,", NULL },
+	};
+	struct review_prefix p;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < NELEM(cases); i++) {
+		int rc = scan(cases[i].text, &p);
+
+		if (!cases[i].uid) {
+			if (rc != -1)
+				fail_msg("case %zu found uid \"%s\" in %s", i,
+					 p.uid, cases[i].text);
+			continue;
+		}
+		if (rc != 0)
+			fail_msg("case %zu: not found in %s", i, cases[i].text);
+		assert_string_equal(p.uid, cases[i].uid);
+		assert_int_equal(p.uid_len, strlen(cases[i].uid));
+	}
+}
+
+/* request.uid of at most REVIEW_UID_MAX bytes as written. */
+static void test_review__prefix_uid_length(void **state)
+{
+	char text[REVIEW_UID_MAX + 200];
+	struct review_prefix p;
+	size_t n;
+
+	(void)state;
+	for (n = REVIEW_UID_MAX - 1; n <= REVIEW_UID_MAX + 1; n++) {
+		int k = snprintf(text, sizeof(text), HEAD "\"request\":{\"uid\":\"");
+
+		memset(text + k, 'u', n);
+		memcpy(text + k + n, "\"", 2);
+		assert_int_equal(scan(text, &p), n <= REVIEW_UID_MAX ? 0 : -1);
+	}
+	assert_int_equal(p.uid_len, REVIEW_UID_MAX);
+	assert_int_equal(strlen(p.uid), REVIEW_UID_MAX);
+}
+
+/*
+ * The denial of a review read from its start: an AdmissionReview that the
+ * API server takes (its uid, decoded, is the request's), with the code,
+ * its reason and the message.
+ */
+static void test_review__deny_prefix(void **state)
+{
+	static const struct {
+		const char *api;
+		int code;
+		const char *reason;
+	} cases[] = {
+		{ "admission.k8s.io/v1", 413, "RequestEntityTooLarge" },
+		{ "admission.k8s.io/v1beta1", 503, "ServiceUnavailable" },
+		{ "admission.k8s.io/v1", 403, "Forbidden" },
+	};
+	const char *message = "the body is \"big\"\n";
+	char body[4096];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < NELEM(cases); i++) {
+		struct review_prefix p;
+		struct review_answer ans;
+		json_t *in, *out, *status;
+
+		snprintf(body, sizeof(body),
+			 "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"%s\","
+			 "\"request\":{\"uid\":\"a\\\"b\\u00e9\\ud83d\\ude00\","
+			 "\"object\":{}}}", cases[i].api);
+		assert_int_equal(scan(body, &p), 0);
+		review_answer_init(&ans);
+		assert_int_equal(review_deny_prefix(&p, cases[i].code, message,
+						    &ans), 0);
+		assert_int_equal(ans.http_status, 200);
+		assert_int_equal(ans.outcome, REVIEW_DENIED);
+		assert_string_equal(ans.content_type, "application/json");
+		assert_int_equal(ans.ops, 0);
+		assert_string_equal(ans.uid, "a\\\"b\\u00e9\\ud83d\\ude00");
+		in = test_json(body);
+		out = json_loadb(ans.body, ans.body_len, JSON_REJECT_DUPLICATES,
+				 NULL);
+		assert_non_null(out);
+		assert_string_equal(json_string_value(json_object_get(out,
+								      "apiVersion")),
+				    cases[i].api);
+		assert_string_equal(json_string_value(json_object_get(out, "kind")),
+				    "AdmissionReview");
+		assert_true(json_equal(
+			json_object_get(json_object_get(out, "response"), "uid"),
+			json_object_get(json_object_get(in, "request"), "uid")));
+		assert_true(json_is_false(json_object_get(
+			json_object_get(out, "response"), "allowed")));
+		status = json_object_get(json_object_get(out, "response"),
+					 "status");
+		assert_int_equal(json_integer_value(json_object_get(status, "code")),
+				 cases[i].code);
+		assert_string_equal(json_string_value(json_object_get(status,
+								      "reason")),
+				    cases[i].reason);
+		assert_string_equal(json_string_value(json_object_get(status,
+								      "message")),
+				    message);
+		assert_int_equal(json_object_size(json_object_get(out, "response")),
+				 3);
+		json_decref(in);
+		json_decref(out);
+		review_answer_release(&ans);
+	}
+}
+
+/* Every allocation of review_deny_prefix() failing in turn: a 500 or
+ * nothing, never a wrong 200. */
+static void test_review__deny_prefix_out_of_memory(void **state)
+{
+	struct review_prefix p;
+	struct review_answer ans;
+	long n;
+
+	(void)state;
+	assert_int_equal(scan(HEAD "\"request\":{\"uid\":\"u\"", &p), 0);
+	for (n = 0;; n++) {
+		int rc;
+
+		review_answer_init(&ans);
+		fail_after = n;
+		rc = review_deny_prefix(&p, 413, "too large", &ans);
+		fail_after = -1;
+		if (rc == 0) {
+			assert_int_equal(ans.http_status, 200);
+			assert_non_null(strstr(ans.body, "\"uid\":\"u\""));
+			review_answer_release(&ans);
+			break;
+		}
+		assert_int_equal(ans.http_status, 500);
+		assert_int_equal(ans.outcome, REVIEW_ERROR);
+		review_answer_release(&ans);
+		assert_true(n < 1000);
+	}
+	assert_true(n > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -942,6 +1196,11 @@ int main(void)
 		cmocka_unit_test(test_review__select),
 		cmocka_unit_test(test_review__validate_cannot_patch),
 		cmocka_unit_test(test_review__pod_out_of_memory),
+		cmocka_unit_test(test_review__prefix_cuts),
+		cmocka_unit_test(test_review__prefix_table),
+		cmocka_unit_test(test_review__prefix_uid_length),
+		cmocka_unit_test(test_review__deny_prefix),
+		cmocka_unit_test(test_review__deny_prefix_out_of_memory),
 	};
 
 	return cmocka_run_group_tests_name("review", tests, test_config_setup,

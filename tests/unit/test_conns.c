@@ -1,0 +1,395 @@
+/*
+ * test_conns.c - the connection registry: deadlines by phase, room made
+ * for a new connection by closing the one with the oldest progress, the
+ * cap per address, and the counts.  Connections are socket pairs: the
+ * registry holds one end, and the test reads the other to see whether the
+ * registry shut it down.  The clock is the test's.
+ */
+#include "test.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "conns.h"
+
+#define S 1000000000ull /* a second */
+
+static uint64_t now_ns;
+
+static uint64_t fake_clock(void)
+{
+	return now_ns;
+}
+
+/* One connection: the registry's end, the peer's end, and its id. */
+struct pair {
+	int mine, peer, id;
+};
+
+static struct sockaddr_storage ipv4(const char *text)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+
+	memset(&ss, 0, sizeof(ss));
+	in->sin_family = AF_INET;
+	in->sin_port = htons(40000);
+	assert_int_equal(inet_pton(AF_INET, text, &in->sin_addr), 1);
+	return ss;
+}
+
+static struct sockaddr_storage ipv6(const char *text)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+	memset(&ss, 0, sizeof(ss));
+	in6->sin6_family = AF_INET6;
+	assert_int_equal(inet_pton(AF_INET6, text, &in6->sin6_addr), 1);
+	return ss;
+}
+
+static socklen_t len_of(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET ? sizeof(struct sockaddr_in)
+	       : ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+	       : sizeof(sa_family_t);
+}
+
+/* Opens a connection from address a (NULL: an AF_UNIX peer, no address). */
+static struct pair open_from(struct conns *c, const struct sockaddr_storage *a)
+{
+	struct sockaddr_storage unix_sa = { .ss_family = AF_UNIX };
+	struct pair p;
+	int sv[2];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	p.mine = sv[0];
+	p.peer = sv[1];
+	if (!a)
+		a = &unix_sa;
+	p.id = conns_open(c, p.mine, (const struct sockaddr *)a, len_of(a));
+	return p;
+}
+
+/* Whether the registry shut p down: its peer reads the end of the stream. */
+static bool is_shut(const struct pair *p)
+{
+	char ch;
+	ssize_t n = recv(p->peer, &ch, 1, MSG_DONTWAIT);
+
+	if (n < 0)
+		assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+	return n == 0;
+}
+
+static void drop(struct conns *c, struct pair *p)
+{
+	if (p->id >= 0)
+		conns_close(c, p->id);
+	close(p->mine);
+	close(p->peer);
+	p->id = -1;
+}
+
+static struct conns *registry(unsigned slots, unsigned capacity,
+			      unsigned per_address)
+{
+	struct conns_limits lim = {
+		.slots = slots, .capacity = capacity,
+		.per_address = per_address, .open_ns = 10 * S,
+		.idle_ns = 5 * S, .request_ns = 30 * S, .clock = fake_clock,
+	};
+	struct conns *c = conns_create(&lim);
+
+	assert_non_null(c);
+	now_ns = 1000 * S;
+	return c;
+}
+
+static unsigned long long closed(struct conns *c, enum conns_reason r)
+{
+	struct conns_stats st;
+
+	conns_stats(c, &st);
+	return st.closed[r];
+}
+
+static unsigned open_now(struct conns *c)
+{
+	struct conns_stats st;
+
+	conns_stats(c, &st);
+	return st.open;
+}
+
+static void test_conns__reason_names(void **state)
+{
+	(void)state;
+	assert_string_equal(conns_reason_name(CONNS_OPENING), "opening");
+	assert_string_equal(conns_reason_name(CONNS_IDLE), "idle");
+	assert_string_equal(conns_reason_name(CONNS_REQUEST), "request");
+	assert_string_equal(conns_reason_name(CONNS_EVICTED), "evicted");
+	assert_string_equal(conns_reason_name(CONNS_ADDRESS), "address");
+	assert_string_equal(conns_reason_name(CONNS_NREASONS), "unknown");
+}
+
+/*
+ * Each phase has its deadline, from the accept or from the end of the
+ * last answer, and nothing else moves it: the headers do not.
+ */
+static void test_conns__deadlines(void **state)
+{
+	struct conns *c = registry(100, 100, 0);
+	struct pair opening, slow, idle, busy;
+
+	(void)state;
+	opening = open_from(c, NULL);
+	slow = open_from(c, NULL);
+	idle = open_from(c, NULL);
+	busy = open_from(c, NULL);
+	assert_true(opening.id >= 0 && slow.id >= 0 && idle.id >= 0 &&
+		    busy.id >= 0);
+	/* slow: headers at 9 s; its request still ends 30 s after accept. */
+	now_ns += 1 * S;
+	conns_begin(c, busy.id);
+	conns_end(c, idle.id); /* idle from 1 s: until 6 s */
+	now_ns += 5 * S - 1;   /* 6 s - 1 ns */
+	assert_int_equal(conns_reap(c), 0);
+	now_ns += 1;
+	assert_int_equal(conns_reap(c), 1);
+	assert_true(is_shut(&idle));
+	now_ns += 3 * S;       /* 9 s */
+	conns_begin(c, slow.id);
+	now_ns += 1 * S - 1;   /* 10 s - 1 ns */
+	assert_int_equal(conns_reap(c), 0);
+	assert_false(is_shut(&opening));
+	now_ns += 1;           /* 10 s */
+	assert_int_equal(conns_reap(c), 1);
+	assert_true(is_shut(&opening));
+	assert_false(is_shut(&slow) || is_shut(&busy));
+	now_ns += 20 * S - 1;  /* 30 s - 1 ns */
+	assert_int_equal(conns_reap(c), 0);
+	now_ns += 1;
+	assert_int_equal(conns_reap(c), 2);
+	assert_true(is_shut(&slow) && is_shut(&busy));
+	assert_int_equal(closed(c, CONNS_OPENING), 1);
+	assert_int_equal(closed(c, CONNS_IDLE), 1);
+	assert_int_equal(closed(c, CONNS_REQUEST), 2);
+	assert_int_equal(open_now(c), 0);
+	/* Shut once only: closing connections are not reaped again. */
+	now_ns += 100 * S;
+	assert_int_equal(conns_reap(c), 0);
+	drop(c, &opening);
+	drop(c, &slow);
+	drop(c, &idle);
+	drop(c, &busy);
+	conns_destroy(c);
+}
+
+/* A keep-alive connection gets a new start with each answer. */
+static void test_conns__keep_alive(void **state)
+{
+	struct conns *c = registry(10, 10, 0);
+	struct pair p = open_from(c, NULL);
+	int i;
+
+	(void)state;
+	for (i = 0; i < 20; i++) {
+		now_ns += 4 * S;
+		conns_begin(c, p.id);
+		now_ns += 1 * S;
+		conns_end(c, p.id);
+		assert_int_equal(conns_reap(c), 0);
+	}
+	now_ns += 5 * S;
+	assert_int_equal(conns_reap(c), 1);
+	assert_true(is_shut(&p));
+	assert_int_equal(closed(c, CONNS_IDLE), 1);
+	drop(c, &p);
+	conns_destroy(c);
+}
+
+/*
+ * Over the slots, the connection with the oldest progress is closed for
+ * the new one: an old idle connection, then the slowest request; the new
+ * connection never, and the one just answered last.
+ */
+static void test_conns__room(void **state)
+{
+	struct conns *c = registry(3, 6, 0);
+	struct pair a, b, d, e, f;
+
+	(void)state;
+	a = open_from(c, NULL);
+	now_ns += S;
+	b = open_from(c, NULL);
+	now_ns += S;
+	d = open_from(c, NULL);
+	now_ns += S;
+	conns_begin(c, a.id); /* a's headers: progress */
+	now_ns += S;
+	e = open_from(c, NULL); /* b has gone longest without progress */
+	assert_true(e.id >= 0);
+	assert_true(is_shut(&b));
+	assert_false(is_shut(&a) || is_shut(&d) || is_shut(&e));
+	conns_end(c, d.id); /* d answered */
+	now_ns += S;
+	f = open_from(c, NULL); /* a, then e, then d */
+	assert_true(is_shut(&a));
+	assert_false(is_shut(&d) || is_shut(&e) || is_shut(&f));
+	assert_int_equal(closed(c, CONNS_EVICTED), 2);
+	assert_int_equal(open_now(c), 3);
+	/* Progress reported on a closing connection changes nothing. */
+	conns_begin(c, a.id);
+	conns_end(c, b.id);
+	assert_int_equal(open_now(c), 3);
+	drop(c, &a);
+	drop(c, &b);
+	drop(c, &d);
+	drop(c, &e);
+	drop(c, &f);
+	assert_int_equal(open_now(c), 0);
+	conns_destroy(c);
+}
+
+/*
+ * Entries of closing connections are taken until they are unregistered:
+ * with every entry taken, a new connection is closed at once.  An id is
+ * given again after conns_close().
+ */
+static void test_conns__capacity(void **state)
+{
+	struct conns *c = registry(1, 2, 0);
+	struct pair a, b, d;
+	int old;
+
+	(void)state;
+	a = open_from(c, NULL);
+	b = open_from(c, NULL); /* a is shut, still registered */
+	assert_true(is_shut(&a));
+	d = open_from(c, NULL);
+	assert_int_equal(d.id, -1);
+	assert_true(is_shut(&d));
+	assert_false(is_shut(&b));
+	assert_int_equal(closed(c, CONNS_EVICTED), 2);
+	old = a.id;
+	drop(c, &a);
+	drop(c, &d);
+	d = open_from(c, NULL);
+	assert_int_equal(d.id, old);
+	assert_true(is_shut(&b));
+	drop(c, &b);
+	drop(c, &d);
+	conns_destroy(c);
+}
+
+/* At most per_address open connections from one address; IPv4 and
+ * IPv6 alike, and a socket without an address has no cap. */
+static void test_conns__per_address(void **state)
+{
+	struct conns *c = registry(100, 100, 2);
+	struct sockaddr_storage one = ipv4("10.0.0.1"), two = ipv4("10.0.0.2");
+	struct sockaddr_storage v6 = ipv6("fd00::1");
+	struct sockaddr_storage mapped = ipv6("::ffff:10.0.0.1");
+	struct pair p[8];
+	int i;
+
+	(void)state;
+	p[0] = open_from(c, &one);
+	p[1] = open_from(c, &one);
+	assert_false(conns_admit(c, (struct sockaddr *)&one, len_of(&one)));
+	assert_false(conns_admit(c, (struct sockaddr *)&mapped,
+				 len_of(&mapped)));
+	assert_true(conns_admit(c, (struct sockaddr *)&two, len_of(&two)));
+	p[2] = open_from(c, &one);
+	assert_int_equal(p[2].id, -1);
+	assert_true(is_shut(&p[2]));
+	assert_false(is_shut(&p[0]) || is_shut(&p[1]));
+	p[3] = open_from(c, &two);
+	p[4] = open_from(c, &v6);
+	p[5] = open_from(c, &v6);
+	p[6] = open_from(c, &v6);
+	assert_true(p[3].id >= 0 && p[4].id >= 0 && p[5].id >= 0);
+	assert_int_equal(p[6].id, -1);
+	p[7] = open_from(c, NULL);
+	assert_true(p[7].id >= 0);
+	assert_int_equal(closed(c, CONNS_ADDRESS), 4);
+	/* A connection closed (or shut) makes room for its address. */
+	drop(c, &p[0]);
+	assert_true(conns_admit(c, (struct sockaddr *)&one, len_of(&one)));
+	now_ns += 11 * S;
+	assert_int_equal(conns_reap(c), 5);
+	assert_true(conns_admit(c, (struct sockaddr *)&v6, len_of(&v6)));
+	for (i = 0; i < 8; i++)
+		if (i != 0)
+			drop(c, &p[i]);
+	conns_destroy(c);
+}
+
+/*
+ * The address table against a plain count, with many addresses coming and
+ * going in a small table (collisions, removals from the middle of runs).
+ */
+static void test_conns__address_table(void **state)
+{
+	enum { N = 64, ADDRS = 40 };
+	struct conns *c = registry(N, N, 3);
+	struct pair p[N];
+	unsigned want[ADDRS] = { 0 }, from[N] = { 0 };
+	unsigned seed = 12345, round, i, k;
+	char text[32];
+
+	(void)state;
+	for (i = 0; i < N; i++)
+		p[i].id = -1;
+	for (round = 0; round < 4000; round++) {
+		struct sockaddr_storage a;
+
+		seed = seed * 1103515245u + 12345u;
+		i = (seed >> 8) % N;
+		if (p[i].id >= 0) {
+			want[from[i]]--;
+			drop(c, &p[i]);
+			continue;
+		}
+		k = (seed >> 16) % ADDRS;
+		snprintf(text, sizeof(text), "192.168.%u.%u", k % 3, k);
+		a = ipv4(text);
+		assert_int_equal(conns_admit(c, (struct sockaddr *)&a,
+					     len_of(&a)),
+				 want[k] < 3);
+		p[i] = open_from(c, &a);
+		if (want[k] < 3) {
+			assert_true(p[i].id >= 0);
+			want[k]++;
+			from[i] = k;
+		} else {
+			assert_int_equal(p[i].id, -1);
+			drop(c, &p[i]);
+		}
+	}
+	for (i = 0; i < N; i++)
+		if (p[i].id >= 0)
+			drop(c, &p[i]);
+	assert_int_equal(open_now(c), 0);
+	conns_destroy(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_conns__reason_names),
+		cmocka_unit_test(test_conns__deadlines),
+		cmocka_unit_test(test_conns__keep_alive),
+		cmocka_unit_test(test_conns__room),
+		cmocka_unit_test(test_conns__capacity),
+		cmocka_unit_test(test_conns__per_address),
+		cmocka_unit_test(test_conns__address_table),
+	};
+
+	return cmocka_run_group_tests_name("conns", tests, NULL, NULL);
+}

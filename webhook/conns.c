@@ -1,0 +1,398 @@
+/*
+ * conns.c - the connections of one listener (conns.h).
+ *
+ * A table of `capacity` entries.  The open ones are on a list in the order
+ * of their last progress, oldest first, so that the connection to close
+ * for a new one is the head; progress only ever moves an entry to the
+ * tail.  The open connections of each client address are counted in a
+ * hash table with linear probing (an address leaves it when its count
+ * falls to 0), sized so that it is never more than half full.
+ */
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "conns.h"
+
+#define NONE UINT32_MAX
+
+enum phase { PHASE_OPENING, PHASE_IDLE, PHASE_REQUEST };
+
+struct entry {
+	int fd;             /* -1: free */
+	unsigned char phase;
+	bool closing;       /* shut down, not yet unregistered */
+	bool keyed;         /* has an address, counted in the address table */
+	uint32_t prev;      /* the progress list (open entries), or the */
+	uint32_t next;      /* free list (next only) */
+	uint64_t start;     /* the start of the request: deadlines */
+	unsigned char key[16]; /* the address, IPv4 mapped into IPv6 */
+};
+
+struct addr {
+	unsigned char key[16];
+	unsigned count; /* 0: the slot is empty */
+};
+
+struct conns {
+	struct conns_limits lim;
+	pthread_mutex_t lock;
+	struct entry *e;
+	struct addr *addrs;
+	uint32_t naddrs;    /* a power of two */
+	uint32_t head, tail; /* the progress list */
+	uint32_t free;       /* the free list */
+	unsigned open;
+	unsigned long long closed[CONNS_NREASONS];
+};
+
+const char *conns_reason_name(enum conns_reason reason)
+{
+	static const char *const names[CONNS_NREASONS] = {
+		"opening", "idle", "request", "evicted", "address",
+	};
+
+	return (unsigned)reason < CONNS_NREASONS ? names[reason] : "unknown";
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+struct conns *conns_create(const struct conns_limits *lim)
+{
+	struct conns *c = calloc(1, sizeof(*c));
+	uint32_t i;
+
+	if (!c)
+		return NULL;
+	c->lim = *lim;
+	if (!c->lim.clock)
+		c->lim.clock = monotonic_ns;
+	if (c->lim.slots < 1)
+		c->lim.slots = 1;
+	if (c->lim.capacity < c->lim.slots)
+		c->lim.capacity = c->lim.slots;
+	c->naddrs = 16;
+	while (c->naddrs < 2 * c->lim.capacity)
+		c->naddrs *= 2;
+	c->e = calloc(c->lim.capacity, sizeof(*c->e));
+	c->addrs = calloc(c->naddrs, sizeof(*c->addrs));
+	if (!c->e || !c->addrs || pthread_mutex_init(&c->lock, NULL)) {
+		free(c->e);
+		free(c->addrs);
+		free(c);
+		return NULL;
+	}
+	for (i = 0; i < c->lim.capacity; i++) {
+		c->e[i].fd = -1;
+		c->e[i].next = i + 1 < c->lim.capacity ? i + 1 : NONE;
+	}
+	c->free = 0;
+	c->head = c->tail = NONE;
+	return c;
+}
+
+void conns_destroy(struct conns *c)
+{
+	if (!c)
+		return;
+	pthread_mutex_destroy(&c->lock);
+	free(c->e);
+	free(c->addrs);
+	free(c);
+}
+
+/* --- addresses ------------------------------------------------------------ */
+
+/* The address of sa as a key; false for a socket without one (AF_UNIX). */
+static bool key_of(const struct sockaddr *sa, socklen_t len,
+		   unsigned char key[16])
+{
+	if (sa && sa->sa_family == AF_INET &&
+	    len >= (socklen_t)sizeof(struct sockaddr_in)) {
+		const struct sockaddr_in *in = (const void *)sa;
+
+		memset(key, 0, 10);
+		key[10] = key[11] = 0xff;
+		memcpy(key + 12, &in->sin_addr, 4);
+		return true;
+	}
+	if (sa && sa->sa_family == AF_INET6 &&
+	    len >= (socklen_t)sizeof(struct sockaddr_in6)) {
+		const struct sockaddr_in6 *in6 = (const void *)sa;
+
+		memcpy(key, &in6->sin6_addr, 16);
+		return true;
+	}
+	return false;
+}
+
+static uint32_t hash_key(const unsigned char key[16])
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+	int i;
+
+	for (i = 0; i < 16; i++)
+		h = (h ^ key[i]) * 16777619u;
+	return h;
+}
+
+/* The slot of key, or the empty slot where it would go. */
+static uint32_t addr_slot(const struct conns *c, const unsigned char key[16])
+{
+	uint32_t mask = c->naddrs - 1, i = hash_key(key) & mask;
+
+	while (c->addrs[i].count && memcmp(c->addrs[i].key, key, 16))
+		i = (i + 1) & mask;
+	return i;
+}
+
+static unsigned addr_count(const struct conns *c, const unsigned char key[16])
+{
+	return c->addrs[addr_slot(c, key)].count;
+}
+
+static void addr_add(struct conns *c, const unsigned char key[16])
+{
+	struct addr *a = &c->addrs[addr_slot(c, key)];
+
+	if (!a->count)
+		memcpy(a->key, key, 16);
+	a->count++;
+}
+
+/*
+ * One connection of key less; an address without any leaves the table,
+ * and the slots after it that would no longer be found move back into
+ * the hole (deletion from linear probing without tombstones).
+ */
+static void addr_remove(struct conns *c, const unsigned char key[16])
+{
+	uint32_t mask = c->naddrs - 1, hole = addr_slot(c, key), i, home;
+
+	if (!c->addrs[hole].count || --c->addrs[hole].count)
+		return;
+	for (i = (hole + 1) & mask; c->addrs[i].count; i = (i + 1) & mask) {
+		home = hash_key(c->addrs[i].key) & mask;
+		/* i stays when its home lies cyclically in (hole, i]. */
+		if (((i - home) & mask) < ((i - hole) & mask))
+			continue;
+		c->addrs[hole] = c->addrs[i];
+		c->addrs[i].count = 0;
+		hole = i;
+	}
+}
+
+/* --- the progress list ---------------------------------------------------- */
+
+static void unlink_entry(struct conns *c, uint32_t id)
+{
+	struct entry *x = &c->e[id];
+
+	if (x->prev != NONE)
+		c->e[x->prev].next = x->next;
+	else
+		c->head = x->next;
+	if (x->next != NONE)
+		c->e[x->next].prev = x->prev;
+	else
+		c->tail = x->prev;
+	x->prev = x->next = NONE;
+}
+
+static void append_entry(struct conns *c, uint32_t id)
+{
+	struct entry *x = &c->e[id];
+
+	x->prev = c->tail;
+	x->next = NONE;
+	if (c->tail != NONE)
+		c->e[c->tail].next = id;
+	else
+		c->head = id;
+	c->tail = id;
+}
+
+/* Shuts open entry id down for reason: it is closing from now on. */
+static void shut(struct conns *c, uint32_t id, enum conns_reason reason)
+{
+	struct entry *x = &c->e[id];
+
+	shutdown(x->fd, SHUT_RDWR);
+	x->closing = true;
+	unlink_entry(c, id);
+	if (x->keyed)
+		addr_remove(c, x->key);
+	c->open--;
+	c->closed[reason]++;
+}
+
+/* An open entry by id, or NULL for an id out of range, free or closing. */
+static struct entry *open_entry(struct conns *c, int id)
+{
+	struct entry *x;
+
+	if (id < 0 || (unsigned)id >= c->lim.capacity)
+		return NULL;
+	x = &c->e[id];
+	return x->fd < 0 || x->closing ? NULL : x;
+}
+
+/* --- the interface -------------------------------------------------------- */
+
+bool conns_admit(struct conns *c, const struct sockaddr *sa, socklen_t len)
+{
+	unsigned char key[16];
+	bool ok = true;
+
+	if (!c->lim.per_address || !key_of(sa, len, key))
+		return true;
+	pthread_mutex_lock(&c->lock);
+	if (addr_count(c, key) >= c->lim.per_address) {
+		c->closed[CONNS_ADDRESS]++;
+		ok = false;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return ok;
+}
+
+int conns_open(struct conns *c, int fd, const struct sockaddr *sa,
+	       socklen_t len)
+{
+	unsigned char key[16];
+	bool keyed = key_of(sa, len, key);
+	struct entry *x;
+	uint32_t id;
+
+	pthread_mutex_lock(&c->lock);
+	if (keyed && c->lim.per_address &&
+	    addr_count(c, key) >= c->lim.per_address) {
+		c->closed[CONNS_ADDRESS]++;
+		goto refuse;
+	}
+	if (c->free == NONE) {
+		c->closed[CONNS_EVICTED]++;
+		goto refuse;
+	}
+	id = c->free;
+	x = &c->e[id];
+	c->free = x->next;
+	x->fd = fd;
+	x->phase = PHASE_OPENING;
+	x->closing = false;
+	x->keyed = keyed;
+	if (keyed) {
+		memcpy(x->key, key, 16);
+		addr_add(c, key);
+	}
+	x->start = c->lim.clock();
+	append_entry(c, id);
+	c->open++;
+	/* The head is never id here: id is the tail, and there are two. */
+	while (c->open > c->lim.slots && c->head != id)
+		shut(c, c->head, CONNS_EVICTED);
+	pthread_mutex_unlock(&c->lock);
+	return (int)id;
+refuse:
+	shutdown(fd, SHUT_RDWR);
+	pthread_mutex_unlock(&c->lock);
+	return -1;
+}
+
+/*
+ * Progress of connection id (open): the tail of the progress list, in
+ * phase, and a new start for its deadlines when restart.
+ */
+static void progress(struct conns *c, int id, enum phase phase, bool restart)
+{
+	struct entry *x;
+
+	pthread_mutex_lock(&c->lock);
+	x = open_entry(c, id);
+	if (x) {
+		x->phase = phase;
+		if (restart)
+			x->start = c->lim.clock();
+		unlink_entry(c, (uint32_t)id);
+		append_entry(c, (uint32_t)id);
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+void conns_begin(struct conns *c, int id)
+{
+	progress(c, id, PHASE_REQUEST, false);
+}
+
+void conns_end(struct conns *c, int id)
+{
+	progress(c, id, PHASE_IDLE, true);
+}
+
+void conns_close(struct conns *c, int id)
+{
+	struct entry *x;
+
+	if (id < 0 || (unsigned)id >= c->lim.capacity)
+		return;
+	pthread_mutex_lock(&c->lock);
+	x = &c->e[id];
+	if (x->fd >= 0) {
+		if (!x->closing) {
+			unlink_entry(c, (uint32_t)id);
+			if (x->keyed)
+				addr_remove(c, x->key);
+			c->open--;
+		}
+		x->fd = -1;
+		x->closing = false;
+		x->next = c->free;
+		c->free = (uint32_t)id;
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+unsigned conns_reap(struct conns *c)
+{
+	static const enum conns_reason reasons[] = {
+		[PHASE_OPENING] = CONNS_OPENING,
+		[PHASE_IDLE] = CONNS_IDLE,
+		[PHASE_REQUEST] = CONNS_REQUEST,
+	};
+	unsigned n = 0;
+	uint32_t id, next;
+	uint64_t now;
+
+	pthread_mutex_lock(&c->lock);
+	now = c->lim.clock();
+	for (id = c->head; id != NONE; id = next) {
+		const struct entry *x = &c->e[id];
+		uint64_t limit = x->phase == PHASE_OPENING ? c->lim.open_ns :
+				 x->phase == PHASE_IDLE ? c->lim.idle_ns :
+				 c->lim.request_ns;
+
+		next = x->next;
+		if (now - x->start >= limit) {
+			shut(c, id, reasons[x->phase]);
+			n++;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+void conns_stats(struct conns *c, struct conns_stats *out)
+{
+	pthread_mutex_lock(&c->lock);
+	memcpy(out->closed, c->closed, sizeof(out->closed));
+	out->open = c->open;
+	pthread_mutex_unlock(&c->lock);
+}

@@ -1,0 +1,121 @@
+/*
+ * conns.h - the open connections of one listener: the phase and times of
+ * each, absolute deadlines, a cap per client address, and room made for a
+ * new connection when every slot is taken.
+ *
+ * The server registers a connection when it opens (with its socket) and
+ * unregisters it just before it closes the socket; in between it reports
+ * when a request's headers are in and when its answer has been sent.
+ *
+ * Phases, and the deadline of each (times from the limits' clock):
+ *   opening  from accept to the first request's headers (the TLS
+ *            handshake included): start + open_ns
+ *   idle     from the end of an answer to the next request's headers:
+ *            start + idle_ns
+ *   request  from the headers to the end of the answer: start +
+ *            request_ns, where start is the start of the request: the
+ *            accept, or the end of the previous answer
+ * No byte moves a deadline.  conns_reap() closes the connections past
+ * theirs.
+ *
+ * Room: when more than `slots` connections are open, the one that has gone
+ * longest without progress (accepted, headers in, answer sent), which is
+ * the slowest or the longest idle, is closed for the new one; the new one
+ * is never that one while another is open.  A new connection from an
+ * address that already has per_address open ones is refused.
+ *
+ * Closing here is shutdown(2) of the socket, both ways: the thread that
+ * serves the connection then reads the end of the stream and closes it.
+ * Every shutdown is made under the registry's lock on a registered
+ * connection, and the server unregisters a connection before close(2) of
+ * its socket, so a descriptor number that the system has given to another
+ * socket is never shut down.  A connection so closed stays registered,
+ * as "closing", until then; it no longer counts as open.
+ *
+ * Thread-safe: every function takes the registry's lock.
+ */
+#ifndef CONNS_H
+#define CONNS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "compiler.h"
+
+/* Why a connection was closed (the metric's label, conns_reason_name()). */
+enum conns_reason {
+	CONNS_OPENING, /* no request headers within open_ns of the accept */
+	CONNS_IDLE,    /* none within idle_ns of the end of the last answer */
+	CONNS_REQUEST, /* not answered within request_ns of its start */
+	CONNS_EVICTED, /* closed to make room for a new connection */
+	CONNS_ADDRESS, /* a new connection refused: its address is at the cap */
+	CONNS_NREASONS,
+};
+
+/* "opening", "idle", "request", "evicted" or "address". */
+const char *conns_reason_name(enum conns_reason reason);
+
+struct conns_limits {
+	unsigned slots;       /* open connections kept; at least 1 */
+	/* Connections registered at most, open or closing; at least slots.
+	 * A new connection beyond it is closed at once (counted evicted). */
+	unsigned capacity;
+	unsigned per_address; /* open connections of one address; 0: no cap */
+	uint64_t open_ns;
+	uint64_t idle_ns;
+	uint64_t request_ns;
+	/* Nanoseconds, never decreasing; NULL: CLOCK_MONOTONIC.  Read under
+	 * the lock. */
+	uint64_t (*clock)(void);
+};
+
+struct conns_stats {
+	unsigned long long closed[CONNS_NREASONS]; /* since conns_create() */
+	unsigned open;                             /* open now */
+};
+
+struct conns;
+
+/* A registry for lim (copied).  Returns NULL when memory ran out. */
+struct conns *conns_create(const struct conns_limits *lim) COMPILER_WUR;
+
+/* Frees c (NULL ok).  Shuts nothing down. */
+void conns_destroy(struct conns *c);
+
+/*
+ * Whether a new connection from sa may be taken: false, counted as
+ * CONNS_ADDRESS, when its address has per_address open connections.  A
+ * cheap check before the connection is set up; conns_open() checks again.
+ */
+bool conns_admit(struct conns *c, const struct sockaddr *sa, socklen_t len);
+
+/*
+ * Registers the connection on socket fd from sa, accepted now, in the
+ * opening phase.  Returns its id (0 or more), or -1 when it was refused
+ * (its address at the cap, or no entry free): its socket is then shut
+ * down.  Closes the connection with the oldest progress when more than
+ * slots are open.
+ */
+int conns_open(struct conns *c, int fd, const struct sockaddr *sa,
+	       socklen_t len);
+
+/* The headers of a request of connection id are in (request phase). */
+void conns_begin(struct conns *c, int id);
+
+/* The answer of connection id has been sent: idle phase, a new start. */
+void conns_end(struct conns *c, int id);
+
+/*
+ * Unregisters connection id, whose socket is about to be closed; id may
+ * then be given to another connection.
+ */
+void conns_close(struct conns *c, int id);
+
+/* Closes every open connection past its deadline; returns how many. */
+unsigned conns_reap(struct conns *c);
+
+/* The counts of c. */
+void conns_stats(struct conns *c, struct conns_stats *out);
+
+#endif /* CONNS_H */
