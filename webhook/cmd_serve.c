@@ -310,6 +310,42 @@ static int wait_signal(const sigset_t *set, uint64_t ns)
 }
 
 /*
+ * The --shutdown-delay after the first SIGTERM or SIGINT: /readyz answers
+ * 503 while everything else is served, and the certificate and config
+ * files are still followed, for delay_s seconds or until another signal
+ * comes at least a second after the first.
+ */
+static void delay_shutdown(struct serve_state *st, struct httpd *srv,
+			   const sigset_t *set, unsigned delay_s)
+{
+	uint64_t start = httpd_now_ns(), end, next_poll = start + POLL_NS;
+
+	if (!delay_s)
+		return;
+	end = start + (uint64_t)delay_s * 1000000000ull;
+	httpd_unready(srv);
+	log_info("shutting down in %u s: /readyz answers 503 meanwhile",
+		 delay_s);
+	for (;;) {
+		uint64_t now = httpd_now_ns(), until;
+		int sig;
+
+		if (now >= end)
+			return;
+		until = next_poll < end ? next_poll : end;
+		sig = wait_signal(set, until > now ? until - now : 0);
+		if ((sig == SIGTERM || sig == SIGINT) &&
+		    httpd_now_ns() - start >= FORCE_AFTER_NS)
+			return;
+		if (httpd_now_ns() >= next_poll) {
+			poll_certificates(st);
+			poll_config(st, false);
+			next_poll = httpd_now_ns() + POLL_NS;
+		}
+	}
+}
+
+/*
  * Stops accepting, lets the requests in flight finish (for at most
  * DRAIN_NS, or until another SIGTERM or SIGINT comes at least a second
  * after the first: Ctrl-C under a wrapper script may arrive twice at
@@ -463,6 +499,7 @@ int cmd_serve_run(struct config *cfg, const struct cmd_serve_options *o)
 			next_poll = httpd_now_ns() + POLL_NS;
 		}
 	}
+	delay_shutdown(st, srv, &set, o->shutdown_delay);
 	status = drain(srv, &set);
 	srv = NULL;
 	log_info("stopped");

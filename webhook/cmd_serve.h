@@ -24,12 +24,19 @@ struct cmd_serve_options {
 	const char *metrics_listen;       /* "0.0.0.0:9090"; "" disables */
 	int log_json;                     /* --log-format json */
 	int verbosity;                    /* -v LEVEL */
+	/* After SIGTERM, seconds of serving with /readyz 503 before the
+	 * listener closes, so that the endpoints drop this replica first
+	 * (the preStop sleep of an image without a shell). */
+	unsigned shutdown_delay;
 	/* The config file, reloaded when it changes (reload.h). */
 	const char *config_file;          /* NULL: none */
 	const char *config_sha256;        /* of the bytes cfg was built from */
 	reload_build_fn *build_config;
 	const void *build_arg;
 };
+
+/* The largest --shutdown-delay, in seconds. */
+#define CMD_SERVE_SHUTDOWN_DELAY_MAX 300
 
 /* The largest -v LEVEL. */
 #define CMD_SERVE_VERBOSITY_MAX 10

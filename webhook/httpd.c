@@ -71,6 +71,9 @@
 #define CONN_MEMORY (16u << 10)
 #define METRICS_CONN_LIMIT 64u
 #define THREADS_MAX 8u
+/* Each worker's stack, whatever `ulimit -s` says: the deepest review the
+ * decoder builds takes about 540 KB of it (pick.h). */
+#define THREAD_STACK ((size_t)2 << 20)
 /* Past the body limit, a body is read and dropped (but for its first
  * HTTPD_PREFIX_MAX bytes) up to this many more bytes, so that it can be
  * answered; a Content-Length beyond is refused at once, and a chunked
@@ -144,6 +147,7 @@ struct httpd {
 	struct canned r;
 	atomic_long in_flight;
 	atomic_bool draining;
+	atomic_bool unready;  /* /readyz 503 before draining */
 	atomic_size_t body_held;   /* of cfg.body_memory */
 	struct listener lis[2];    /* TLS, metrics */
 	/* The reaper thread; stop is guarded by lock. */
@@ -153,6 +157,12 @@ struct httpd {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 };
+
+/* Whether /readyz answers 503: draining, or told to before it. */
+static bool not_ready(struct httpd *s)
+{
+	return atomic_load(&s->unready) || atomic_load(&s->draining);
+}
 
 /* A connection whose struct conn could not be allocated: its handle is
  * kept, tagged, in the socket context. */
@@ -831,7 +841,7 @@ static enum MHD_Result on_tls_request(void *cls, struct MHD_Connection *mc,
 	case ROUTE_HEALTHZ:
 		return queue(mc, MHD_HTTP_OK, s->r.ok);
 	case ROUTE_READYZ:
-		return atomic_load(&s->draining) ?
+		return not_ready(s) ?
 		       queue(mc, MHD_HTTP_SERVICE_UNAVAILABLE, s->r.draining) :
 		       queue(mc, MHD_HTTP_OK, s->r.ok);
 	case ROUTE_REVIEW:
@@ -1109,7 +1119,7 @@ static enum MHD_Result on_plain_request(void *cls, struct MHD_Connection *mc,
 	if (route == ROUTE_HEALTHZ)
 		return MHD_queue_response(mc, MHD_HTTP_OK, s->r.ok);
 	if (route == ROUTE_READYZ)
-		return atomic_load(&s->draining) ?
+		return not_ready(s) ?
 		       MHD_queue_response(mc, MHD_HTTP_SERVICE_UNAVAILABLE,
 					  s->r.draining) :
 		       MHD_queue_response(mc, MHD_HTTP_OK, s->r.ok);
@@ -1382,6 +1392,7 @@ enum httpd_status httpd_start(const struct httpd_config *cfg,
 	s->tls_fd = -1;
 	atomic_init(&s->in_flight, 0);
 	atomic_init(&s->draining, false);
+	atomic_init(&s->unready, false);
 	atomic_init(&s->body_held, 0);
 	if (log_verbosity >= 2)
 		flags |= MHD_USE_ERROR_LOG;
@@ -1417,6 +1428,7 @@ enum httpd_status httpd_start(const struct httpd_config *cfg,
 		MHD_OPTION_NOTIFY_CONNECTION, connection, &s->lis[0],
 		MHD_OPTION_NOTIFY_COMPLETED, completed, s,
 		MHD_OPTION_THREAD_POOL_SIZE, thread_count(cfg->threads),
+		MHD_OPTION_THREAD_STACK_SIZE, THREAD_STACK,
 		MHD_OPTION_END);
 	if (!s->tls) {
 		/* libmicrohttpd closed or owns tls_fd now. */
@@ -1488,6 +1500,11 @@ void httpd_drain(struct httpd *s)
 			 strerror(errno));
 	if (dummy >= 0)
 		close(dummy);
+}
+
+void httpd_unready(struct httpd *s)
+{
+	atomic_store(&s->unready, true);
 }
 
 long httpd_in_flight(struct httpd *s)

@@ -161,6 +161,13 @@ enum httpd_status httpd_start(const struct httpd_config *cfg,
  */
 void httpd_drain(struct httpd *s);
 
+/*
+ * /readyz answers 503 from now on, while everything else is served as
+ * before: the time for the endpoints to drop this replica before
+ * httpd_drain() stops accepting.
+ */
+void httpd_unready(struct httpd *s);
+
 /* Admission requests between their headers and their completion. */
 long httpd_in_flight(struct httpd *s);
 

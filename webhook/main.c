@@ -89,7 +89,7 @@ struct flag {
 
 static flag_set_fn set_help, set_config_file, set_listen, set_metrics_listen,
 	set_tls_cert_file, set_tls_private_key_file, set_tls_client_ca_file,
-	set_tls,
+	set_tls, set_shutdown_delay,
 	set_log_format, set_verbosity, set_check, set_user,
 	set_group, set_namespace, set_default_check;
 
@@ -129,6 +129,9 @@ static const struct flag flags[] = {
 	  "HTTP /metrics, /healthz, /readyz\n"
 	  "(default 0.0.0.0:9090; \"\" disables)",
 	  set_metrics_listen, NULL },
+	{ "shutdown-delay", ON_SERVE, "SECONDS",
+	  "after SIGTERM, serve with /readyz 503 this\nlong before draining (default 0)",
+	  set_shutdown_delay, NULL },
 	{ "log-format", ON_SERVE, "text|json", "log line format (default text)",
 	  set_log_format, NULL },
 	{ "v", ON_SERVE, "LEVEL", "log verbosity (default 0)", set_verbosity,
@@ -332,6 +335,22 @@ static int set_tls(struct args *a, const struct flag *f, const char *value,
 		a->serve.tls_min_version = value;
 	else
 		a->serve.tls_cipher_suites = value;
+	return 0;
+}
+
+static int set_shutdown_delay(struct args *a, const struct flag *f,
+			      const char *value, char *err, size_t errlen)
+{
+	uint64_t v;
+
+	if (text_u64_parsen(value, strlen(value), CMD_SERVE_SHUTDOWN_DELAY_MAX,
+			    &v)) {
+		snprintf(err, errlen,
+			 "--%s: \"%.64s\": expected seconds from 0 to %d",
+			 f->name, value, CMD_SERVE_SHUTDOWN_DELAY_MAX);
+		return -1;
+	}
+	a->serve.shutdown_delay = (unsigned)v;
 	return 0;
 }
 

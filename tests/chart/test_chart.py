@@ -126,6 +126,7 @@ SERVE_ARGS = [
     "--metrics-listen", "0.0.0.0:9090",
     "--config", "/config/config.json",
     "--log-format", "json",
+    "--shutdown-delay", "5",
 ]
 
 
@@ -2062,6 +2063,63 @@ def test_tls_values(helm, default_render):
     T.check("tls: the binary takes every suite name of the schema",
             p.returncode == 2 and "--tls-cipher-suites" not in p.stderr and
             "/nonexistent/tls.crt" in p.stderr, p.stderr.strip())
+
+
+def pod_specs(doc):
+    """The pod specs of a rendered object: a Pod's, or a workload's template."""
+    if doc.get("kind") == "Pod":
+        return [doc.get("spec") or {}]
+    spec = doc.get("spec") or {}
+    if doc.get("kind") == "CronJob":
+        spec = (spec.get("jobTemplate") or {}).get("spec") or {}
+    tpl = (spec.get("template") or {}).get("spec")
+    return [tpl] if tpl else []
+
+
+@checks
+def test_no_shell(helm):
+    """The image holds the binary and its libraries, no shell (make image):
+    every container the chart runs from it, in every values file of ci/,
+    starts the binary itself, and no hook of the pod's life cycle runs a
+    command (a preStop sleep needs a shell's sleep: --shutdown-delay does
+    its job)."""
+    T.section("no shell in what the chart runs")
+    renders = [render("no-shell-default", kube="1.30.0")]
+    for mode in ("selfsigned", "certmanager", "existingsecret", "full-config", "operations"):
+        renders.append(render(f"no-shell-{mode}", [ci_values(mode)], kube="1.30.0"))
+    renders.append(render("no-shell-client-auth", kube="1.30.0",
+                          sets=["clientAuth.enabled=true", "clientAuth.caConfigMap=ca"]))
+    for r in renders:
+        if not r:
+            continue
+        n = 0
+        for doc in r.docs:
+            for spec in pod_specs(doc):
+                for c in (spec.get("initContainers") or []) + (spec.get("containers") or []):
+                    n += 1
+                    where = f"{r.name}: {doc['kind']} {doc['metadata']['name']} {c['name']}"
+                    cmd = c.get("command")
+                    T.check(f"{where}: starts the binary (no command, or the binary)",
+                            cmd is None or cmd[:1] == ["/usr/bin/vgpu-webhook"], cmd)
+                    hooks = c.get("lifecycle") or {}
+                    T.check(f"{where}: no exec hook", not any(
+                        "exec" in (hooks.get(h) or {}) for h in ("preStop", "postStart")), hooks)
+                    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+                        T.check(f"{where}: no exec {probe}",
+                                "exec" not in (c.get(probe) or {}), c.get(probe))
+        T.check(f"{r.name}: containers found", n > 0, n)
+    r = renders[0]
+    if r:
+        _, c = webhook_container(r)
+        args = c["args"]
+        T.check("default: --shutdown-delay 5 (shutdownDelaySeconds)",
+                "--shutdown-delay" in args and
+                args[args.index("--shutdown-delay") + 1] == "5", args)
+    r = render("no-shell-no-delay", sets=["shutdownDelaySeconds=0"])
+    if r:
+        _, c = webhook_container(r)
+        T.check("shutdownDelaySeconds=0: no --shutdown-delay",
+                "--shutdown-delay" not in c["args"], c["args"])
 
 
 if __name__ == "__main__":

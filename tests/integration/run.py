@@ -1153,6 +1153,45 @@ def test_sigterm_drains(env):
         srv.stop()
 
 
+def test_shutdown_delay(env):
+    """--shutdown-delay 2: after SIGTERM /readyz answers 503 at once while
+    new connections are still accepted and answered, for 2 s; then the
+    server drains as without it and exits 0.  A second signal ends the
+    delay early."""
+    srv = Server(env.certs, args=["--shutdown-delay", "2"])
+    try:
+        review = good_review()
+        check_good_answer(*srv.post(review), review)
+        t0 = time.monotonic()
+        srv.proc.send_signal(signal.SIGTERM)
+        deadline = t0 + 1
+        while srv.plain_get("/readyz")[0] != 503:
+            assert time.monotonic() < deadline, "/readyz did not turn 503"
+            time.sleep(0.02)
+        assert srv.wait_log(r"shutting down in 2 s", 2)
+        # A new connection, as a client whose endpoints are not updated yet.
+        check_good_answer(*srv.post(review), review)
+        assert srv.proc.poll() is None, "exited before its delay"
+        rc = srv.proc.wait(10)
+        took = time.monotonic() - t0
+        assert rc == 0, rc
+        assert 1.8 <= took < 5, took
+        assert srv.wait_log(r"stopped", 2)
+    finally:
+        srv.stop()
+    srv = Server(env.certs, args=["--shutdown-delay", "60"])
+    try:
+        t0 = time.monotonic()
+        srv.proc.send_signal(signal.SIGTERM)
+        assert srv.wait_log(r"shutting down in 60 s", 2)
+        time.sleep(1.2)
+        srv.proc.send_signal(signal.SIGTERM)
+        assert srv.proc.wait(10) == 0
+        assert time.monotonic() - t0 < 5, "the second signal did not end the delay"
+    finally:
+        srv.stop()
+
+
 def test_sigint_idle(env):
     """SIGINT with keep-alive connections open but idle: exit 0 at once."""
     srv = Server(env.certs)
