@@ -867,6 +867,14 @@ int review_deny_prefix(const struct review_prefix *p, int code,
 	ans->outcome = REVIEW_DENIED;
 	ans->ops = 0;
 	text_mask_cutn(ans->uid, REVIEW_FIELD_MAX, p->uid, p->uid_len, 63);
+	/* The audit fields of a denial (behaviour §6, logs): the rest of the
+	 * request was never read. */
+	ans->audit = true;
+	ans->code = code;
+	free(ans->message);
+	ans->message = strdup(message);
+	if (!ans->message)
+		return text_answer(ans, 500, "internal error: out of memory");
 	return 0;
 }
 

@@ -14,6 +14,7 @@ what they measured; the notes are printed before pytest's summary.
 import collections
 import json
 import os
+import re
 import select
 import shutil
 import signal
@@ -285,6 +286,10 @@ def test_body_limit(env):
                 else request_head(len(data)) + data)
             check_denial(status, body, review, 413, BODY_MAX + 1)
             assert headers["content-type"] == "application/json", headers
+            # The audit fields of the denial in its decision line.
+            assert srv.wait_log(r"decision uid=%s .*outcome=denied .*code=413 "
+                                r"message=.*%d bytes" % (re.escape(review["request"]["uid"]),
+                                                         BODY_MAX + 1), 5)
             again = good_review()
             more = json.dumps(again).encode()
             s.sendall(request_head(len(more)) + more)
