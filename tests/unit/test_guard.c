@@ -7,7 +7,7 @@
 #include "policy.h"
 #include "review.h"
 
-#define TEST_GROUP_CONFIG
+#define TEST_CONFIG
 #include "test.h"
 
 #define SCHED "system:serviceaccount:kube-system:hami-scheduler"
@@ -70,14 +70,14 @@ static void test_guard__update_writers(void **state)
 
 static void test_guard__update_groups(void **state)
 {
-	struct config saved = cfg;
 	json_t *writers = json_pack("[s]", "group:hami-operators");
 	const char *old = POD("{}", "[]");
 	const char *added = POD("{\"hami.io/bind-phase\":\"x\"}", "[]");
 	struct policy_decision d;
 
 	(void)state;
-	cfg.guards.writers = writers;
+	json_decref(cfg.guards.writers);
+	cfg.guards.writers = writers; /* cfg is this test's own */
 	update(old, added, "bob", "[\"dev\",\"hami-operators\"]", &d);
 	assert_int_equal(d.code, 0);
 	policy_decision_release(&d);
@@ -92,8 +92,6 @@ static void test_guard__update_groups(void **state)
 	update(old, added, "bob", "[1,null,\"hami-operators\"]", &d);
 	assert_int_equal(d.code, 0);
 	policy_decision_release(&d);
-	cfg = saved;
-	json_decref(writers);
 }
 
 static void test_guard__update_compares(void **state)
@@ -181,7 +179,6 @@ static void test_guard__create_message_and_hits(void **state)
 
 static void test_guard__strip_and_warn_counts(void **state)
 {
-	struct config saved = cfg;
 	struct policy_decision d;
 	json_t *pod;
 
@@ -204,7 +201,6 @@ static void test_guard__strip_and_warn_counts(void **state)
 	assert_int_equal(json_array_size(d.warnings), 3);
 	policy_decision_release(&d);
 	json_decref(pod);
-	cfg = saved;
 }
 
 /* Decides a Binding of the annotations ann (JSON object text). */
@@ -233,7 +229,6 @@ static void bind(const char *ann, const char *user, const char *groups,
 /* A Binding: every guarded key present counts, unless a writer sends it. */
 static void test_guard__binding(void **state)
 {
-	struct config saved = cfg;
 	struct policy_decision d;
 
 	(void)state;
@@ -262,7 +257,7 @@ static void test_guard__binding(void **state)
 	policy_decision_release(&d);
 	cfg.guards.annotation_policy = GUARD_OFF;
 	assert_false(policy_wants(&cfg, POLICY_BINDING));
-	cfg = saved;
+	cfg.guards.annotation_policy = GUARD_DENY;
 	assert_true(policy_wants(&cfg, POLICY_BINDING));
 }
 
@@ -273,7 +268,6 @@ static void test_guard__binding(void **state)
  */
 static void test_guard__mounts(void **state)
 {
-	struct config saved = cfg;
 	struct policy_decision d;
 	char *long_path, *text, *want;
 	size_t n = 2000, i;
@@ -332,7 +326,6 @@ static void test_guard__mounts(void **state)
 	assert_int_equal(json_array_size(d.warnings), 0);
 	policy_decision_release(&d);
 	json_decref(pod);
-	cfg = saved;
 	free(long_path);
 	free(text);
 	free(want);
@@ -389,17 +382,16 @@ static void test_guard__username_with_nul(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_guard__update_writers),
-		cmocka_unit_test(test_guard__update_groups),
-		cmocka_unit_test(test_guard__update_compares),
-		cmocka_unit_test(test_guard__create_message_and_hits),
-		cmocka_unit_test(test_guard__strip_and_warn_counts),
-		cmocka_unit_test(test_guard__mounts),
-		cmocka_unit_test(test_guard__binding),
-		cmocka_unit_test(test_guard__hits_listed),
-		cmocka_unit_test(test_guard__username_with_nul),
+		TEST_WITH_CONFIG(test_guard__update_writers),
+		TEST_WITH_CONFIG(test_guard__update_groups),
+		TEST_WITH_CONFIG(test_guard__update_compares),
+		TEST_WITH_CONFIG(test_guard__create_message_and_hits),
+		TEST_WITH_CONFIG(test_guard__strip_and_warn_counts),
+		TEST_WITH_CONFIG(test_guard__mounts),
+		TEST_WITH_CONFIG(test_guard__binding),
+		TEST_WITH_CONFIG(test_guard__hits_listed),
+		TEST_WITH_CONFIG(test_guard__username_with_nul),
 	};
 
-	return cmocka_run_group_tests_name("guard", tests, test_config_setup,
-					   test_config_teardown);
+	return cmocka_run_group_tests_name("guard", tests, NULL, NULL);
 }
