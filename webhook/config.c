@@ -110,8 +110,8 @@ int config_init(struct config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->force_overwrite_default_scheduler = true;
-	cfg->privileged_policy = POLICY_DENY;
-	cfg->node_name_policy = POLICY_DENY;
+	cfg->privileged_policy = CONFIG_POLICY_DENY;
+	cfg->node_name_policy = CONFIG_POLICY_DENY;
 	if (set_string(&cfg->scheduler_name, DEFAULT_SCHEDULER) ||
 	    set_string(&cfg->node_scheduler_policy, "") ||
 	    set_string(&cfg->gpu_scheduler_policy, ""))
@@ -553,11 +553,11 @@ static int load_json(struct config *cfg, const char *path, json_t *root,
 		} else if (!strcmp(key, "privilegedPolicy")) {
 			if (read_choice(&w, key, item, actions, 2, &choice))
 				goto out;
-			cfg->privileged_policy = (enum policy_action)choice;
+			cfg->privileged_policy = (enum config_policy)choice;
 		} else if (!strcmp(key, "nodeNamePolicy")) {
 			if (read_choice(&w, key, item, actions, 2, &choice))
 				goto out;
-			cfg->node_name_policy = (enum policy_action)choice;
+			cfg->node_name_policy = (enum config_policy)choice;
 		} else if (!strcmp(key, "schedulerPolicy")) {
 			if (read_scheduler_policy(&w, "", cfg, item))
 				goto out;
@@ -699,7 +699,7 @@ static int check_owned_annotations(const struct config *cfg, char *err,
 	};
 	size_t i;
 
-	if (cfg->guards.annotation_policy == GUARD_OFF)
+	if (cfg->guards.annotation_policy == GUARD_POLICY_OFF)
 		return 0;
 	for (i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
 		if (!owned[i].value || !owned[i].value[0] ||
@@ -1053,11 +1053,11 @@ static int read_profile(struct where *w, size_t pi, const json_t *v,
 		} else if (!strcmp(key, "privilegedPolicy")) {
 			if (read_choice(w, sub, item, actions, 2, &choice))
 				return -1;
-			cfg->privileged_policy = (enum policy_action)choice;
+			cfg->privileged_policy = (enum config_policy)choice;
 		} else if (!strcmp(key, "nodeNamePolicy")) {
 			if (read_choice(w, sub, item, actions, 2, &choice))
 				return -1;
-			cfg->node_name_policy = (enum policy_action)choice;
+			cfg->node_name_policy = (enum config_policy)choice;
 		} else if (!strcmp(key, "schedulerPolicy")) {
 			if (read_scheduler_policy(w, prefix, cfg, item))
 				return -1;

@@ -19,9 +19,13 @@
 #include "guardcfg.h"
 #include "vgpu.h"
 
-enum policy_action {
-	POLICY_DENY,
-	POLICY_WARN,
+/*
+ * What privilegedPolicy and nodeNamePolicy say to do with a pod that
+ * breaks them (not to be confused with policy.h's POLICY_* operations).
+ */
+enum config_policy {
+	CONFIG_POLICY_DENY,
+	CONFIG_POLICY_WARN,
 };
 
 /* One device family and what the webhook writes for it. */
@@ -49,8 +53,8 @@ struct profile;
 struct config {
 	char *scheduler_name;
 	bool force_overwrite_default_scheduler;
-	enum policy_action privileged_policy;
-	enum policy_action node_name_policy;
+	enum config_policy privileged_policy;
+	enum config_policy node_name_policy;
 	char *node_scheduler_policy; /* "", binpack or spread */
 	char *gpu_scheduler_policy;  /* "", binpack or spread */
 	struct device *devices;

@@ -145,7 +145,7 @@ static int read_policy(struct reading *r, const char *path, const json_t *v,
 		return bad(r, "%s: expected a string, got %s", path,
 			   jsonout_type_name(v));
 	for (i = 0; i < NELEM(policies); i++) {
-		if ((strip || i != GUARD_STRIP) &&
+		if ((strip || i != GUARD_POLICY_STRIP) &&
 		    !strcmp(json_string_value(v), policies[i])) {
 			*dst = (enum guard_policy)i;
 			return 0;

@@ -21,11 +21,15 @@
 #include "compiler.h"
 #include "pattern.h"
 
+/*
+ * What a guard's `policy` key says to do with a violation; what was done
+ * with one hit is guard.h's enum guard_action (GUARD_DENIED, ...).
+ */
 enum guard_policy {
-	GUARD_DENY,
-	GUARD_STRIP,
-	GUARD_WARN,
-	GUARD_OFF,
+	GUARD_POLICY_DENY,
+	GUARD_POLICY_STRIP,
+	GUARD_POLICY_WARN,
+	GUARD_POLICY_OFF,
 };
 
 /* Bits of struct guards.given: the keys a level gave. */

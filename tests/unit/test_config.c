@@ -46,8 +46,8 @@ static void test_config__defaults(void **state)
 	assert_int_equal(config_check(&cfg, err, sizeof(err)), 0);
 	assert_string_equal(cfg.scheduler_name, "hami-scheduler");
 	assert_true(cfg.force_overwrite_default_scheduler);
-	assert_int_equal(cfg.privileged_policy, POLICY_DENY);
-	assert_int_equal(cfg.node_name_policy, POLICY_DENY);
+	assert_int_equal(cfg.privileged_policy, CONFIG_POLICY_DENY);
+	assert_int_equal(cfg.node_name_policy, CONFIG_POLICY_DENY);
 	assert_string_equal(cfg.node_scheduler_policy, "");
 	assert_int_equal(cfg.ndevices, 1);
 	d = &cfg.devices[0];
@@ -98,8 +98,8 @@ static void test_config__every_key(void **state)
 		0);
 	assert_string_equal(cfg.scheduler_name, "my-sched");
 	assert_false(cfg.force_overwrite_default_scheduler);
-	assert_int_equal(cfg.privileged_policy, POLICY_WARN);
-	assert_int_equal(cfg.node_name_policy, POLICY_WARN);
+	assert_int_equal(cfg.privileged_policy, CONFIG_POLICY_WARN);
+	assert_int_equal(cfg.node_name_policy, CONFIG_POLICY_WARN);
 	assert_string_equal(cfg.node_scheduler_policy, "binpack");
 	assert_string_equal(cfg.gpu_scheduler_policy, "spread");
 	assert_int_equal(cfg.ndevices, 2);
@@ -261,8 +261,8 @@ static void test_config__guards(void **state)
 
 	(void)state;
 	assert_int_equal(config_init(&cfg), 0);
-	assert_int_equal(g->annotation_policy, GUARD_DENY);
-	assert_int_equal(g->env_policy, GUARD_DENY);
+	assert_int_equal(g->annotation_policy, GUARD_POLICY_DENY);
+	assert_int_equal(g->env_policy, GUARD_POLICY_DENY);
 	assert_int_equal(g->keys.n, 6);
 	assert_int_equal(g->names.n, 13);
 	assert_true(pattern_set_findn(&g->keys, "hami.io/vgpu-devices-allocated",
@@ -282,7 +282,7 @@ static void test_config__guards(void **state)
 	assert_true(guardcfg_is_writer(g,
 		"system:serviceaccount:kube-system:hami-scheduler", NULL));
 	assert_false(guardcfg_is_writer(g, "alice", groups));
-	assert_int_equal(g->mount_policy, GUARD_DENY);
+	assert_int_equal(g->mount_policy, GUARD_POLICY_DENY);
 	assert_int_equal(json_array_size(g->mount_paths), 1);
 	assert_string_equal(guardcfg_mount_path(g,
 		"/var/run/nvidia-container-devices/all", 37),
@@ -295,7 +295,7 @@ static void test_config__guards(void **state)
 	assert_int_equal(load(&cfg,
 		"{\"guards\":{\"volumeMounts\":{\"paths\":[\"/a//b/./c/..\","
 		"\"/\"],\"policy\":null}}}", err, sizeof(err)), 0);
-	assert_int_equal(g->mount_policy, GUARD_DENY);
+	assert_int_equal(g->mount_policy, GUARD_POLICY_DENY);
 	assert_string_equal(json_string_value(json_array_get(g->mount_paths,
 							     0)), "/a/b");
 	assert_string_equal(json_string_value(json_array_get(g->mount_paths,
@@ -307,9 +307,10 @@ static void test_config__guards(void **state)
 		"\"profiles\":[{\"name\":\"p\",\"namespaces\":[\"x\"],"
 		"\"guards\":{\"volumeMounts\":{\"policy\":\"off\","
 		"\"paths\":[\"/x/\"]}}}]}", err, sizeof(err)), 0);
-	assert_int_equal(g->mount_policy, GUARD_WARN);
+	assert_int_equal(g->mount_policy, GUARD_POLICY_WARN);
 	assert_int_equal(json_array_size(g->mount_paths), 1);
-	assert_int_equal(cfg.profiles[0].cfg.guards.mount_policy, GUARD_OFF);
+	assert_int_equal(cfg.profiles[0].cfg.guards.mount_policy,
+			 GUARD_POLICY_OFF);
 	assert_string_equal(json_string_value(json_array_get(
 		cfg.profiles[0].cfg.guards.mount_paths, 0)), "/x");
 	config_release(&cfg);
@@ -318,9 +319,9 @@ static void test_config__guards(void **state)
 		"{\"guards\":{\"env\":{\"policy\":\"warn\"},"
 		"\"schedulerAnnotations\":{\"writers\":[\"bob\",\"group:ops\"],"
 		"\"policy\":null}}}", err, sizeof(err)), 0);
-	assert_int_equal(g->env_policy, GUARD_WARN);
+	assert_int_equal(g->env_policy, GUARD_POLICY_WARN);
 	assert_int_equal(g->names.n, 13); /* kept */
-	assert_int_equal(g->annotation_policy, GUARD_DENY);
+	assert_int_equal(g->annotation_policy, GUARD_POLICY_DENY);
 	assert_true(guardcfg_is_writer(g, "bob", NULL));
 	assert_true(guardcfg_is_writer(g, "alice", groups));
 	assert_false(guardcfg_is_writer(g,
@@ -472,8 +473,8 @@ static void test_config__profiles(void **state)
 	labels = json_pack("{ssss}", "size", "whole", "tier", "a");
 	sel = config_select(&cfg, "serving-x", 9, labels);
 	assert_string_equal(sel->profile, "inference");
-	assert_int_equal(sel->privileged_policy, POLICY_WARN);
-	assert_int_equal(sel->guards.env_policy, GUARD_WARN);
+	assert_int_equal(sel->privileged_policy, CONFIG_POLICY_WARN);
+	assert_int_equal(sel->guards.env_policy, GUARD_POLICY_WARN);
 	assert_int_equal(sel->devices[0].family.default_memory, 2000);
 	assert_true(sel->devices[0].from_profile &
 		    DEVICE_FROM_PROFILE_MEMORY);
@@ -483,7 +484,7 @@ static void test_config__profiles(void **state)
 	/* first match wins; the labels match the second */
 	sel = config_select(&cfg, "ml", 2, labels);
 	assert_string_equal(sel->profile, "whole");
-	assert_int_equal(sel->privileged_policy, POLICY_DENY);
+	assert_int_equal(sel->privileged_policy, CONFIG_POLICY_DENY);
 	assert_int_equal(sel->devices[0].family.default_memory, 0);
 	/* every label must be there, with that value */
 	json_object_set_new(labels, "tier", json_string("b"));

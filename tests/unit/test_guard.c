@@ -183,8 +183,8 @@ static void test_guard__strip_and_warn_counts(void **state)
 	json_t *pod;
 
 	(void)state;
-	cfg.guards.annotation_policy = GUARD_WARN;
-	cfg.guards.env_policy = GUARD_STRIP;
+	cfg.guards.annotation_policy = GUARD_POLICY_WARN;
+	cfg.guards.env_policy = GUARD_POLICY_STRIP;
 	pod = create(POD("{\"hami.io/vgpu-node\":\"n\"}",
 			 "[{\"name\":\"CUDA_DISABLE_CONTROL\",\"value\":\"1\"},"
 			 "{\"name\":\"X\",\"value\":\"1\"},"
@@ -251,13 +251,13 @@ static void test_guard__binding(void **state)
 		"metadata.annotations[\"hami.io/vgpu-node\"]: expected a string, got a number");
 	policy_decision_release(&d);
 	/* strip cannot patch a Binding: it denies */
-	cfg.guards.annotation_policy = GUARD_STRIP;
+	cfg.guards.annotation_policy = GUARD_POLICY_STRIP;
 	bind("{\"hami.io/vgpu-node\":\"n\"}", "alice", "[\"ops\"]", &d);
 	assert_int_equal(d.code, 403);
 	policy_decision_release(&d);
-	cfg.guards.annotation_policy = GUARD_OFF;
+	cfg.guards.annotation_policy = GUARD_POLICY_OFF;
 	assert_false(policy_wants(&cfg, POLICY_BINDING));
-	cfg.guards.annotation_policy = GUARD_DENY;
+	cfg.guards.annotation_policy = GUARD_POLICY_DENY;
 	assert_true(policy_wants(&cfg, POLICY_BINDING));
 }
 
@@ -308,8 +308,8 @@ static void test_guard__mounts(void **state)
 	policy_decision_release(&d);
 	json_decref(pod);
 
-	cfg.guards.mount_policy = GUARD_WARN;
-	cfg.guards.env_policy = GUARD_OFF;
+	cfg.guards.mount_policy = GUARD_POLICY_WARN;
+	cfg.guards.env_policy = GUARD_POLICY_OFF;
 	pod = create(text, &d);
 	assert_int_equal(d.code, 0);
 	assert_int_equal(d.hits.count[GUARD_MOUNTS][GUARD_WARNED], 2);
@@ -319,7 +319,7 @@ static void test_guard__mounts(void **state)
 	policy_decision_release(&d);
 	json_decref(pod);
 
-	cfg.guards.mount_policy = GUARD_OFF;
+	cfg.guards.mount_policy = GUARD_POLICY_OFF;
 	pod = create(text, &d);
 	assert_int_equal(d.code, 0);
 	assert_int_equal(d.hits.count[GUARD_MOUNTS][GUARD_WARNED], 0);
