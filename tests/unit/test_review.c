@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "review.h"
+#include "review_pod.h"
 
 /* ------------------------------------------------------------------------
  * A failing allocator: after fail_after successful allocations, every
