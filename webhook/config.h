@@ -1,6 +1,7 @@
 /*
  * config.h - the policy configuration (docs/behaviour.md §2): built-in
- * defaults, the JSON file, the common flags, and their validation.
+ * defaults, the JSON file, the common flags, and their validation.  Each
+ * key is one row of config_keys[] (cfgkey.h), which every step follows.
  *
  * Life cycle: config_init() fills the built-in defaults; config_load_file()
  * replaces what the file gives; the setters of the common flags
@@ -91,6 +92,13 @@ struct profile {
 const struct config *config_select(const struct config *cfg, const char *ns,
 				   size_t nslen, const json_t *labels);
 
+/*
+ * The keys of the config file, by the rules of cfgkey.h: the top level,
+ * with the keys of a family under "devices" and of the guards under
+ * "guards".
+ */
+extern const struct cfgkey config_keys[];
+
 /* Fills the built-in configuration.  Returns 0, or -1 out of memory. */
 int config_init(struct config *cfg) __attribute__((warn_unused_result));
 
@@ -135,6 +143,12 @@ int config_set_default_cores(struct config *cfg, const char *what,
 int config_load_buffer(struct config *cfg, const char *path, const char *data,
 		       size_t len, char *err, size_t errlen)
 	__attribute__((warn_unused_result));
+
+/*
+ * The top level of cfg (not its profiles' effective configs) as the JSON
+ * file that would give it: a new reference, or NULL out of memory.
+ */
+json_t *config_dump(const struct config *cfg);
 
 /*
  * Validates the whole configuration (ranges, names, uniqueness of family

@@ -211,12 +211,13 @@ static void allowed_list(const struct guards *g, const char *name,
 	size_t i, j;
 	json_t *v;
 
-	for (i = 0; i < g->allowed_names.n; i++) {
-		const struct pattern *p = &g->allowed_names.items[i];
+	for (i = 0; i < g->allowed.names.n; i++) {
+		const struct pattern *p = &g->allowed.names.items[i];
 
 		if (!pattern_matchn(p, name, strlen(name)))
 			continue;
-		json_array_foreach(json_object_get(g->allowed, p->text), j, v) {
+		json_array_foreach(json_object_get(g->allowed.values, p->text),
+				   j, v) {
 			char q[POD_LINE_SIZE];
 
 			buf_addf(b, "%s\"%s\"", b->len ? ", " : "",
