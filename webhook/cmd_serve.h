@@ -9,9 +9,8 @@
 
 #include <stddef.h>
 
-#include "reload.h"
-
 struct config;
+struct config_source;
 
 struct cmd_serve_options {
 	const char *listen;               /* "0.0.0.0:9443" */
@@ -24,11 +23,10 @@ struct cmd_serve_options {
 	const char *metrics_listen;       /* "0.0.0.0:9090"; "" disables */
 	int log_json;                     /* --log-format json */
 	int verbosity;                    /* -v LEVEL */
-	/* The config file, reloaded when it changes (reload.h). */
-	const char *config_file;          /* NULL: none */
+	/* The config file and the flags over it (config.h), rebuilt when
+	 * the file changes (reload.h). */
+	const struct config_source *config_source;
 	const char *config_sha256;        /* of the bytes cfg was built from */
-	reload_build_fn *build_config;
-	const void *build_arg;
 };
 
 /* The largest -v LEVEL. */

@@ -949,6 +949,37 @@ int config_check(struct config *cfg, char *err, size_t errlen)
 	return build_profiles(cfg, err, errlen);
 }
 
+int config_build(struct config *cfg, const struct config_source *src,
+		 const char *data, size_t len, char *err, size_t errlen)
+{
+	char msg[512];
+	size_t i;
+
+	if (config_init(cfg))
+		return text_errorf(err, errlen, "out of memory");
+	if (src->path) {
+		if (config_load_buffer(cfg, src->path, data, len, err, errlen))
+			goto fail;
+		if (config_check(cfg, msg, sizeof(msg))) {
+			text_errorf(err, errlen, "config %s: %s", src->path,
+				    msg);
+			goto fail;
+		}
+	}
+	for (i = 0; i < src->nsettings; i++) {
+		const struct config_setting *s = &src->settings[i];
+
+		if (s->set(cfg, s->what, s->value, err, errlen))
+			goto fail;
+	}
+	if (config_check(cfg, err, errlen))
+		goto fail;
+	return 0;
+fail:
+	config_release(cfg);
+	return -1;
+}
+
 const struct config *config_select(const struct config *cfg, const char *ns,
 				   size_t nslen, const json_t *labels)
 {

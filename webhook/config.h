@@ -136,6 +136,43 @@ int config_set_default_cores(struct config *cfg, const char *what,
 			     const char *value, char *err, size_t errlen)
 	__attribute__((warn_unused_result));
 
+/* The largest config file read. */
+#define CONFIG_FILE_MAX ((size_t)4 << 20)
+
+/*
+ * Sets one key of the configuration from value, the text of a flag; what
+ * is the flag as it is spelled ("--default-mem"), for the message.  The
+ * config_set_*() functions above are such setters.
+ */
+typedef int config_set_fn(struct config *cfg, const char *what,
+			  const char *value, char *err, size_t errlen);
+
+/* One flag of the configuration, applied over the file. */
+struct config_setting {
+	config_set_fn *set;
+	char what[64];     /* the flag as spelled */
+	const char *value; /* borrowed */
+};
+
+/* Where a configuration comes from: its file and the flags over it. */
+struct config_source {
+	const char *path; /* the file, or NULL for none (borrowed) */
+	const struct config_setting *settings; /* in the order given */
+	size_t nsettings;
+};
+
+/*
+ * Builds *cfg from src and data[0..len), the bytes of src->path (unused
+ * without a file): the built-in values, then the file (which must be
+ * valid on its own), then the flags in their order, then the checks and
+ * the profiles.  Returns 0, or -1 with a message that names the file,
+ * flag or key in err[0..errlen) (cfg then released).  The one way `serve`,
+ * `review` and `default` make a config, at start and at each reload.
+ */
+int config_build(struct config *cfg, const struct config_source *src,
+		 const char *data, size_t len, char *err, size_t errlen)
+	__attribute__((warn_unused_result));
+
 /*
  * config_load_file() for the bytes data[0..len) of the file path (named
  * in messages only).
