@@ -203,6 +203,97 @@ static void test_guard__strip_and_warn_counts(void **state)
 	json_decref(pod);
 }
 
+/*
+ * Decides an UPDATE of pods/ephemeralcontainers (behaviour §4.1) of the
+ * object and old texts; list: an EphemeralContainers object (Kubernetes
+ * 1.16 to 1.21); validate: POST /validate.
+ */
+static void ephemeral(const char *object, const char *old, bool list,
+		      bool validate, struct policy_decision *d)
+{
+	json_t *o = test_json(object), *p = test_json(old);
+	struct policy_requester who = { "alice", NULL };
+	struct policy_request req = { POLICY_EPHEMERAL, o, p, &who, list,
+				      validate };
+
+	assert_int_equal(policy_decision_init(d), 0);
+	assert_int_equal(policy_decide_request(&cfg, &req, d), 0);
+	json_decref(o);
+	json_decref(p);
+}
+
+#define EPHEMERAL_POD(list)                                                   \
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":{"          \
+	"\"containers\":[{\"name\":\"c\"}],\"ephemeralContainers\":" list "}}"
+#define EPHEMERAL_LIST(list)                                                  \
+	"{\"kind\":\"EphemeralContainers\",\"apiVersion\":\"v1\","           \
+	"\"metadata\":{\"name\":\"p\"},\"ephemeralContainers\":" list "}"
+#define EPHEMERAL_OLD "{\"name\":\"old\",\"env\":[{\"name\":" \
+	"\"CUDA_DISABLE_CONTROL\",\"value\":\"0\"}]}"
+#define EPHEMERAL_ADDED "{\"name\":\"dbg\",\"env\":[{\"name\":\"TERM\"," \
+	"\"value\":\"x\"},{\"name\":\"CUDA_DISABLE_CONTROL\",\"value\":\"1\"}]}"
+
+/*
+ * The strip rule of an ephemeral container (behaviour §4.1, §4.2): under
+ * env policy strip, /mutate removes the guarded entry of the container the
+ * UPDATE adds, by a patch with its warning, as on a CREATE; /validate,
+ * which cannot patch, denies it.  Containers already there are not
+ * looked at.  Both shapes of the request.
+ */
+static void test_guard__ephemeral_strip(void **state)
+{
+	static const struct {
+		const char *object, *old, *path;
+		bool list;
+	} shapes[] = {
+		{ EPHEMERAL_POD("[" EPHEMERAL_OLD "," EPHEMERAL_ADDED "]"),
+		  EPHEMERAL_POD("[" EPHEMERAL_OLD "]"),
+		  "/spec/ephemeralContainers/1/env/1", false },
+		{ EPHEMERAL_LIST("[" EPHEMERAL_OLD "," EPHEMERAL_ADDED "]"),
+		  EPHEMERAL_LIST("[" EPHEMERAL_OLD "]"),
+		  "/ephemeralContainers/1/env/1", true },
+	};
+	struct policy_decision d;
+	size_t i;
+
+	(void)state;
+	cfg.guards.env_policy = GUARD_POLICY_STRIP;
+	for (i = 0; i < NELEM(shapes); i++) {
+		ephemeral(shapes[i].object, shapes[i].old, shapes[i].list,
+			  false, &d);
+		assert_int_equal(d.code, 0);
+		assert_int_equal(patch_count(&d.patch), 1);
+		assert_string_equal(json_string_value(json_object_get(
+			json_array_get(d.patch.ops, 0), "op")), "remove");
+		assert_string_equal(json_string_value(json_object_get(
+			json_array_get(d.patch.ops, 0), "path")),
+			shapes[i].path);
+		assert_int_equal(json_array_size(d.warnings), 1);
+		assert_string_equal(json_string_value(json_array_get(
+			d.warnings, 0)),
+			"container \"dbg\": removed env CUDA_DISABLE_CONTROL=\"1\"");
+		assert_int_equal(d.hits.count[GUARD_ENV][GUARD_STRIPPED], 1);
+		assert_int_equal(d.hits.count[GUARD_ENV][GUARD_DENIED], 0);
+		policy_decision_release(&d);
+
+		ephemeral(shapes[i].object, shapes[i].old, shapes[i].list,
+			  true, &d);
+		assert_int_equal(d.code, 403);
+		assert_string_equal(d.message,
+			"container \"dbg\": env CUDA_DISABLE_CONTROL=\"1\" cannot be set");
+		assert_int_equal(patch_count(&d.patch), 0);
+		assert_int_equal(d.hits.count[GUARD_ENV][GUARD_STRIPPED], 0);
+		assert_int_equal(d.hits.count[GUARD_ENV][GUARD_DENIED], 1);
+		policy_decision_release(&d);
+	}
+	/* deny denies from both */
+	cfg.guards.env_policy = GUARD_POLICY_DENY;
+	ephemeral(shapes[0].object, shapes[0].old, false, false, &d);
+	assert_int_equal(d.code, 403);
+	assert_int_equal(patch_count(&d.patch), 0);
+	policy_decision_release(&d);
+}
+
 /* Decides a Binding of the annotations ann (JSON object text). */
 static void bind(const char *ann, const char *user, const char *groups,
 		 struct policy_decision *d)
@@ -389,6 +480,7 @@ int main(void)
 		TEST_WITH_CONFIG(test_guard__strip_and_warn_counts),
 		TEST_WITH_CONFIG(test_guard__mounts),
 		TEST_WITH_CONFIG(test_guard__binding),
+		TEST_WITH_CONFIG(test_guard__ephemeral_strip),
 		TEST_WITH_CONFIG(test_guard__hits_listed),
 		TEST_WITH_CONFIG(test_guard__username_with_nul),
 	};
