@@ -495,7 +495,7 @@ static int allowed(struct cfgread *r, const struct cfgkey *k, const char *key,
 
 	switch (r->mode) {
 	case CFGKEY_READ_FILE:
-		if (!k)
+		if (!k || !(k->where & (CFGKEY_TOP | CFGKEY_FAMILY)))
 			return cfgkey_unknown(r, path, key);
 		return json_is_null(item) && !(k->where & CFGKEY_REQUIRED) ? 0
 									  : 1;

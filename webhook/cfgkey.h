@@ -45,8 +45,9 @@ enum {
 
 /* How a JSON object is read (struct cfgread.mode). */
 enum cfgkey_mode {
-	/* The file, or a built-in value: every key of the table; null keeps
-	 * the value, but for a CFGKEY_REQUIRED key. */
+	/* The file, or a built-in value: the keys of the table with
+	 * CFGKEY_TOP or CFGKEY_FAMILY (a key with neither is a profile's
+	 * only); null keeps the value, but for a CFGKEY_REQUIRED key. */
 	CFGKEY_READ_FILE,
 	/* A profile, over a copy of the top level: keys with CFGKEY_PROFILE
 	 * (and CFGKEY_LABELS when it selects by podLabels); null keeps. */
