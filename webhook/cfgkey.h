@@ -116,16 +116,21 @@ struct cfgkey {
 	const struct cfgkey_type *type;
 	size_t offset;   /* of the value in the struct of the table */
 	unsigned where;  /* CFGKEY_* */
-	/* JSON text of the built-in value; NULL: zero (no value, "", false,
-	 * 0, an empty list), for a key that a family must give. */
+	/* JSON text of the built-in value; NULL: none (the value stays
+	 * zeroed), for a key that a family must give and for `profiles`. */
 	const char *def;
 	/* JSON text of a valid value other than def, for the tests that walk
 	 * the table (a key without one fails them). */
 	const char *sample;
-	const struct cfgkey *keys;  /* an object's keys (cfgkey_object) */
+	const struct cfgkey *keys;  /* an object's keys (cfgkey_object), or
+				       those of each entry of a list (the
+				       families of `devices`) */
 	const char *const *choices; /* the strings a choice may be, NULL-ended */
 	const int *values;          /* cfgkey_enum: the value of each choice */
-	int64_t max;                /* cfgkey_int: 0..max (checked by check) */
+	int64_t max;                /* cfgkey_int: 0..max, which its check
+				       enforces (a family's: the library's
+				       vgpu_family_check()); the flags and
+				       the chart's schema test read it */
 	unsigned from;              /* OR-ed into cfgread.from when a profile
 				       gives the key */
 	cfgkey_check_fn *check;     /* NULL: nothing more than its type */
@@ -203,7 +208,7 @@ int cfgkey_missing(struct cfgread *r, const char *path, const char *key);
 int cfgkey_read_string(struct cfgread *r, const char *path, const json_t *v,
 		       char **dst) COMPILER_WUR;
 
-/* One of choices[0..n); *index gets its position. */
+/* One of choices (NULL-terminated); *index gets its position. */
 int cfgkey_read_choice(struct cfgread *r, const char *path, const json_t *v,
 		       const char *const *choices, int *index) COMPILER_WUR;
 
@@ -227,7 +232,8 @@ int cfgkey_set_string(char **dst, const char *s) COMPILER_WUR;
  * copy, release and dump for a type whose value is a json_t * (NULL or a
  * reference of its own): a deep copy, a decref, a deep copy.
  */
-int cfgkey_json_copy(const struct cfgkey *k, void *dst, const void *src);
+int cfgkey_json_copy(const struct cfgkey *k, void *dst, const void *src)
+	COMPILER_WUR;
 void cfgkey_json_release(const struct cfgkey *k, void *base);
 json_t *cfgkey_json_dump(const struct cfgkey *k, const void *base);
 
