@@ -85,6 +85,7 @@ profile-labels-inverted @@ webhook/config.c @@ s{if \(j == p->nlabels\)}{if (j !
 profile-labels-of-new-object-on-update @@ webhook/review.c @@ s{op == POLICY_CREATE \? object :}{op != POLICY_BINDING ? object :} @@ test_review
 profile-podlabels-rule-off @@ webhook/cfgkey.c @@ s{(case CFGKEY_READ_PROFILE:.*?)if \(r->labels && }{${1}if (0 && }s @@ test_config
 profile-family-podlabels-rule-off @@ webhook/cfgkey.c @@ s{(case CFGKEY_READ_PROFILE_FAMILY:.*?)if \(r->labels && }{${1}if (0 && }s @@ test_config
+profile-keys-after-devices-refused @@ webhook/config.c @@ s{r->skip = skip; /\*}{r->skip = NULL; /*} @@ test_config
 family-required-keys-optional @@ webhook/config.c @@ s{\(key->where & CFGKEY_REQUIRED\) &&}{0 &&} @@ test_config
 family-names-may-repeat @@ webhook/config.c @@ s{if \(!strcmp\(d->name, o->name\)\)}{if (0)} @@ test_config
 type-bool-not-copied @@ webhook/cfgkey.c @@ s{\*\(bool \*\)cfgkey_field\(k, dst\) = \*\(const bool \*\)cfgkey_field\(k, src\);}{(void)dst;} @@ test_config

@@ -45,6 +45,7 @@ static int families_override(struct cfgread *r, const struct cfgkey *k,
 			     struct config *cfg)
 {
 	static const char *const name_only[] = { "name", NULL };
+	const char *const *skip = r->skip;
 	const json_t *item;
 	size_t i, j;
 
@@ -77,7 +78,7 @@ static int families_override(struct cfgread *r, const struct cfgkey *k,
 		rc = cfgkey_read_object(r, k->keys, dpath, item, d);
 		d->from_profile |= r->from;
 		r->mode = CFGKEY_READ_PROFILE;
-		r->skip = NULL;
+		r->skip = skip; /* the profile's keys after devices */
 		if (rc)
 			return -1;
 	}

@@ -497,6 +497,18 @@ static void test_config__profiles(void **state)
 	assert_ptr_equal(config_select(&cfg, "serving", 7, NULL), &cfg);
 	json_decref(labels);
 	config_release(&cfg);
+
+	/* a profile's keys in any order: its name and selectors after the
+	 * families it overrides */
+	assert_int_equal(load(&cfg,
+		"{\"profiles\": [{\"devices\": [{\"defaultMemory\": 1,"
+		" \"name\": \"nvidia\"}], \"podLabels\": {\"a\": \"b\"},"
+		" \"name\": \"late\", \"schedulerPolicy\": {\"gpu\": \"spread\"}}]}",
+		err, sizeof(err)), 0);
+	assert_string_equal(cfg.profiles[0].name, "late");
+	assert_int_equal(cfg.profiles[0].cfg.devices[0].family.default_memory, 1);
+	assert_string_equal(cfg.profiles[0].cfg.gpu_scheduler_policy, "spread");
+	config_release(&cfg);
 }
 
 static void test_config__profile_refusals(void **state)
