@@ -3,7 +3,10 @@
 #   make            build build/vgpu-webhook, build/libvgpu.{a,so}, build/vgpu.pc
 #   make run        install what is missing, build, make a development
 #                   certificate, serve on localhost
+#   make check      the fast tier: build, unit tests, fixtures (well under a
+#                   minute; installs nothing)
 #   make test       install what is missing, then run every test suite
+#                   (make suites: the same without the install step)
 #   make install    PREFIX=/usr/local DESTDIR= (binary, library, header, .pc)
 #
 # A plain `make` only builds: it never installs packages (make deps does).
@@ -14,9 +17,11 @@
 # optimisation flags), and the usual CPPFLAGS, CFLAGS and LDFLAGS, which
 # come after the project's own flags (make CFLAGS=-O0 builds unoptimised).
 # The Python suites run under pytest: PYTEST_FLAGS (default -q; -v lists
-# every test), FIXTURES_JOBS=N (cases at a time, pytest-xdist), and
-# ALLOW_SKIP=1, which lets a suite pass with tests that could not run for a
-# missing tool (by default each prints SKIP and fails the suite).
+# every test), FIXTURES_JOBS=N (cases at a time, pytest-xdist), FIXTURES_K
+# (a pytest -k selection of the corpus), and ALLOW_SKIP=1, which lets a
+# suite pass with tests that could not run for a missing tool (by default
+# each prints SKIP and fails the suite).  MUTANTS_JOBS=N: mutants at a
+# time (default 2); VALGRIND_SAMPLE: the corpus cases memcheck runs.
 
 CC ?= cc
 BUILD ?= build
@@ -27,6 +32,8 @@ SANITIZE ?= 0
 MEMCHECK ?= 0
 PYTHON ?= /usr/bin/python3
 FIXTURES_JOBS ?= 1
+FIXTURES_K ?=
+MUTANTS_JOBS ?= 2
 PYTEST_FLAGS ?= -q
 ALLOW_SKIP ?= 0
 
@@ -112,8 +119,8 @@ LIBSO := $(BUILD)/libvgpu.so
 APPA := $(BUILD)/libwebhook.a
 PC := $(BUILD)/vgpu.pc
 
-.PHONY: all deps build run test check unit fixtures asan valgrind \
-	arena-canary install clean
+.PHONY: all deps build run test suites check unit fixtures fixtures-corpus \
+	asan valgrind arena-canary mutants install clean
 .DEFAULT_GOAL := all
 
 all: build
@@ -192,14 +199,18 @@ PYTEST = $(PYTHON) -m pytest $(PYTEST_FLAGS) \
 # implementations (python3-jsonpatch, and evanphx/json-patch in Go): first
 # the corpus itself (--lint), then the binary on each case; then `default`
 # on manifests (tests/manifests), judged by go-yaml v2.
-fixtures: $(BIN)
+fixtures: fixtures-corpus
+	@VGPU_WEBHOOK="$(TEST_WRAPPER) $(BIN)" $(PYTEST) \
+		tests/manifests/test_manifests.py
+
+# The corpus alone (FIXTURES_K: some cases only, a pytest -k selection).
+fixtures-corpus: $(BIN)
 	@$(PYTEST) tests/fixtures/run.py --lint >$(BUILD)/fixtures-lint.log || \
 		{ cat $(BUILD)/fixtures-lint.log; exit 1; }
 	@echo "fixtures lint: $$(tail -n 1 $(BUILD)/fixtures-lint.log)"
 	@VGPU_WEBHOOK="$(TEST_WRAPPER) $(BIN)" $(PYTEST) tests/fixtures/run.py \
-		$(if $(filter-out 0 1,$(FIXTURES_JOBS)),-n $(FIXTURES_JOBS))
-	@VGPU_WEBHOOK="$(TEST_WRAPPER) $(BIN)" $(PYTEST) \
-		tests/manifests/test_manifests.py
+		$(if $(filter-out 0 1,$(FIXTURES_JOBS)),-n $(FIXTURES_JOBS)) \
+		$(if $(FIXTURES_K),-k "$(FIXTURES_K)")
 
 # memcheck must see into the arena: the canary reads a freed value and a
 # value taken back by arena_end(), and both reads must be reported.
@@ -229,29 +240,46 @@ endif
 asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan SANITIZE=1 unit fixtures
 
-# Unit tests and the fixture corpus under valgrind memcheck, with the
-# arena on (as in production), and the arena canary.
+# What only memcheck sees, with the arena on (as in production): the
+# arena canary, the unit tests, and a sample of the fixture corpus (the
+# cases whose number ends in 0 or 5, about a fifth; ASan runs it whole, and
+# the arena is described to memcheck the same way for every case).
 VALGRIND = valgrind -q --error-exitcode=99 --leak-check=full \
 	--show-leak-kinds=definite,indirect,possible \
 	--errors-for-leak-kinds=definite,indirect,possible
+VALGRIND_SAMPLE ?= 0- or 5-
 valgrind:
 	@$(MAKE) --no-print-directory BUILD=build/vg OPT='-O1 -g' MEMCHECK=1 \
-		TEST_WRAPPER='$(VALGRIND)' FIXTURES_JOBS=2 unit fixtures \
-		arena-canary
+		TEST_WRAPPER='$(VALGRIND)' FIXTURES_JOBS=2 \
+		FIXTURES_K='$(VALGRIND_SAMPLE)' arena-canary unit \
+		fixtures-corpus
+
+# Source mutations the fast tier must kill (tests/mutants.sh): each in a
+# copy of the tree under build/mutants.
+mutants: build $(UNIT_BIN)
+	@MUTANTS_JOBS=$(MUTANTS_JOBS) ./tests/mutants.sh
 
 # Parts that live with their own folders add targets to TEST_TARGETS.
-TEST_TARGETS := unit fixtures
+TEST_TARGETS := unit fixtures mutants
 -include $(wildcard */*.mk tests/*/*.mk)
 
-test: deps
-	@$(MAKE) --no-print-directory check
-
-check: build
-	@set -e; all=$$(date +%s); for t in $(TEST_TARGETS) asan valgrind; do \
+# Each target of list in turn, timed; stops at the first that fails.
+RUN_TIMED = set -e; all=$$(date +%s); for t in $(1); do \
 		echo "=== make $$t"; s=$$(date +%s); \
 		$(MAKE) --no-print-directory $$t; \
 		echo "=== make $$t: $$(($$(date +%s) - s)) s"; done; \
-	echo "=== all test suites passed in $$(($$(date +%s) - all)) s"
+	echo "=== $(2) passed in $$(($$(date +%s) - all)) s"
+
+# The fast tier: what a change must keep green at every commit.
+check: build
+	@$(call RUN_TIMED,unit fixtures,the fast tier)
+
+test: deps
+	@$(MAKE) --no-print-directory suites
+
+# Every suite, without the install step.
+suites: build
+	@$(call RUN_TIMED,$(TEST_TARGETS) asan valgrind,all test suites)
 
 run: deps
 	@$(MAKE) --no-print-directory build

@@ -5,11 +5,9 @@
  * loading OpenSSL's libcrypto only for these checks would add about 4 MB
  * to the resident size of the process.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <gnutls/x509.h>
 
@@ -25,15 +23,10 @@
 #define CHAIN_MAX 8
 
 struct certs_pair {
+	struct watch_value head; /* first: the watcher's count */
 	gnutls_pcert_st pcerts[CHAIN_MAX];
 	unsigned npcerts;
 	gnutls_privkey_t key;
-	unsigned long conns; /* open connections that started under this pair */
-	struct certs_pair *next; /* the next newer superseded pair */
-	char *cert_pem;          /* the bytes it was made from */
-	size_t cert_len;
-	char *key_pem;
-	size_t key_len;
 	int64_t not_after;
 };
 
@@ -50,42 +43,12 @@ static void pair_destroy(struct certs_pair *p)
 		gnutls_pcert_deinit(&p->pcerts[i]);
 	if (p->key)
 		gnutls_privkey_deinit(p->key);
-	free(p->cert_pem);
-	if (p->key_pem)
-		gnutls_memset(p->key_pem, 0, p->key_len);
-	free(p->key_pem);
 	free(p);
 }
 
-static void stamp_take(const char *path, struct certs_stamp *s)
+static void pair_free(struct watch_value *v)
 {
-	struct stat st;
-
-	memset(s, 0, sizeof(*s));
-	if (stat(path, &st)) {
-		s->err = errno ? errno : EIO;
-		return;
-	}
-	s->dev = st.st_dev;
-	s->ino = st.st_ino;
-	s->size = st.st_size;
-	s->mtime = st.st_mtim;
-	s->ctime = st.st_ctim;
-}
-
-static bool stamp_equal(const struct certs_stamp *a, const struct certs_stamp *b)
-{
-	return a->err == b->err && a->dev == b->dev && a->ino == b->ino &&
-	       a->size == b->size && a->mtime.tv_sec == b->mtime.tv_sec &&
-	       a->mtime.tv_nsec == b->mtime.tv_nsec &&
-	       a->ctime.tv_sec == b->ctime.tv_sec &&
-	       a->ctime.tv_nsec == b->ctime.tv_nsec;
-}
-
-static bool stamps_equal(const struct certs_stamp a[2],
-			 const struct certs_stamp b[2])
-{
-	return stamp_equal(&a[0], &b[0]) && stamp_equal(&a[1], &b[1]);
+	pair_destroy((struct certs_pair *)v);
 }
 
 /* Writes the bytes as upper-case hexadecimal, with sep between them. */
@@ -159,14 +122,15 @@ static bool key_matches(gnutls_privkey_t key, gnutls_pubkey_t pub)
 /*
  * Checks the PEM pair (the key belongs to the first certificate, which
  * has readable notBefore and notAfter, and whose notBefore has passed)
- * and makes the GnuTLS objects for handshakes.  Takes ownership of
- * cert_pem and key_pem whatever happens.  With refuse_expired, an expired
- * certificate is an error.  Returns the pair, or NULL with a message in
- * err (and info->not_before set once it was read).
+ * and makes the GnuTLS objects for handshakes (copies: the bytes stay the
+ * caller's).  With refuse_expired, an expired certificate is an error.
+ * Returns the pair, or NULL with a message in err (and info->not_before
+ * set once it was read).
  */
-static struct certs_pair *pair_load(const struct certs *c, char *cert_pem,
-				    size_t cert_len, char *key_pem,
-				    size_t key_len, bool refuse_expired,
+static struct certs_pair *pair_load(const struct certs *c,
+				    const struct watch_bytes *cert,
+				    const struct watch_bytes *key,
+				    bool refuse_expired,
 				    struct certs_info *info, char *err,
 				    size_t errlen)
 {
@@ -179,22 +143,16 @@ static struct certs_pair *pair_load(const struct certs *c, char *cert_pem,
 
 	if (!p) {
 		snprintf(err, errlen, "out of memory");
-		gnutls_memset(key_pem, 0, key_len);
-		free(cert_pem);
-		free(key_pem);
 		return NULL;
 	}
-	p->cert_pem = cert_pem;
-	p->cert_len = cert_len;
-	p->key_pem = key_pem;
-	p->key_len = key_len;
-	if (cert_len > UINT32_MAX || key_len > UINT32_MAX) {
+	p->head.destroy = pair_free;
+	if (cert->len > UINT32_MAX || key->len > UINT32_MAX) {
 		snprintf(err, errlen, "%s: too large", c->cert_file);
 		goto fail;
 	}
 
-	d.data = (unsigned char *)cert_pem;
-	d.size = (unsigned)cert_len;
+	d.data = (unsigned char *)cert->data;
+	d.size = (unsigned)cert->len;
 	p->npcerts = CHAIN_MAX;
 	rc = gnutls_pcert_list_import_x509_raw(p->pcerts, &p->npcerts, &d,
 					       GNUTLS_X509_FMT_PEM, 0);
@@ -207,8 +165,8 @@ static struct certs_pair *pair_load(const struct certs *c, char *cert_pem,
 			 rc < 0 ? gnutls_strerror(rc) : "");
 		goto fail;
 	}
-	d.data = (unsigned char *)key_pem;
-	d.size = (unsigned)key_len;
+	d.data = (unsigned char *)key->data;
+	d.size = (unsigned)key->len;
 	rc = gnutls_privkey_init(&p->key);
 	if (rc >= 0)
 		rc = gnutls_privkey_import_x509_raw(p->key, &d,
@@ -262,151 +220,68 @@ fail:
 }
 
 /*
- * Reads both files, taking the stamps before and after: *stable says
- * whether the files stayed the same meanwhile.  Returns the new pair (or
- * NULL with err), or NULL with *stable false.
+ * The load function of the watcher (watch_load_fn): the pair of the
+ * bytes of both files, described in c->info.  A pair refused only for a
+ * notBefore still to come is tried again from then on.
  */
-static struct certs_pair *load_files(struct certs *c, struct certs_stamp now[2],
-				     bool refuse_expired, bool *stable,
-				     struct certs_info *info, char *err,
-				     size_t errlen)
+static struct watch_value *load_pair(void *arg,
+				     const struct watch_bytes *files,
+				     const char *sha256, char *err,
+				     size_t errlen, int64_t *retry_at)
 {
-	struct certs_stamp after[2];
-	char *cert = NULL, *key = NULL;
-	size_t cert_len = 0, key_len = 0;
-	int rc;
+	struct certs *c = arg;
+	struct certs_pair *p;
 
-	stamp_take(c->cert_file, &now[0]);
-	stamp_take(c->key_file, &now[1]);
-	rc = file_read(c->cert_file, PEM_MAX, &cert, &cert_len, err, errlen);
-	if (rc == 0)
-		rc = file_read(c->key_file, PEM_MAX, &key, &key_len, err,
-			       errlen);
-	stamp_take(c->cert_file, &after[0]);
-	stamp_take(c->key_file, &after[1]);
-	*stable = stamps_equal(now, after);
-	if (rc || !*stable) {
-		free(cert);
-		if (key)
-			gnutls_memset(key, 0, key_len);
-		free(key);
+	(void)sha256;
+	memset(&c->info, 0, sizeof(c->info));
+	p = pair_load(c, &files[0], &files[1], c->started, &c->info, err,
+		      errlen);
+	if (!p) {
+		if (c->started && c->info.not_before > (int64_t)time(NULL))
+			*retry_at = c->info.not_before;
 		return NULL;
 	}
-	return pair_load(c, cert, cert_len, key, key_len, refuse_expired,
-			 info, err, errlen);
+	return &p->head;
 }
 
 int certs_init(struct certs *c, const char *cert_file, const char *key_file,
 	       struct certs_info *info, char *err, size_t errlen)
 {
-	struct certs_pair *p = NULL;
-	bool stable = false;
-	int tries;
+	const char *paths[2] = { cert_file, key_file };
 
 	memset(c, 0, sizeof(*c));
 	c->cert_file = cert_file;
 	c->key_file = key_file;
+	watch_init(&c->watch, paths, 2, PEM_MAX, load_pair, c);
 	/* Files being replaced right now: read them again a bit later. */
-	for (tries = 0; tries < 5 && !p; tries++) {
-		struct timespec pause = { 0, 100000000 };
-
-		if (tries)
-			nanosleep(&pause, NULL);
-		p = load_files(c, c->loaded, false, &stable, info, err, errlen);
-		if (!p && stable)
-			return -1;
-	}
-	if (!p) {
-		snprintf(err, errlen, "%s and %s keep changing", cert_file,
-			 key_file);
+	if (watch_start(&c->watch, 5, err, errlen))
 		return -1;
-	}
-	if (pthread_mutex_init(&c->lock, NULL)) {
-		pair_destroy(p);
-		snprintf(err, errlen, "cannot create a mutex");
-		return -1;
-	}
-	c->current = p;
-	c->not_after = p->not_after;
+	c->started = true;
+	c->not_after = c->info.not_after;
+	*info = c->info;
 	return 0;
-}
-
-/* Frees the superseded pairs that no open connection can still use. */
-static void collect(struct certs *c)
-{
-	while (c->superseded && c->superseded->conns == 0) {
-		struct certs_pair *p = c->superseded;
-
-		c->superseded = p->next;
-		pair_destroy(p);
-	}
 }
 
 void certs_release(struct certs *c)
 {
 	if (serving == c)
 		serving = NULL;
-	while (c->superseded) {
-		struct certs_pair *p = c->superseded;
-
-		c->superseded = p->next;
-		pair_destroy(p);
-	}
-	pair_destroy(c->current);
-	if (c->current)
-		pthread_mutex_destroy(&c->lock);
-	c->current = NULL;
+	watch_release(&c->watch);
 }
 
 enum certs_change certs_poll(struct certs *c, struct certs_info *info,
 			     char *err, size_t errlen)
 {
-	struct certs_stamp now[2];
-	struct certs_pair *p, **tail;
-	bool stable;
-
-	stamp_take(c->cert_file, &now[0]);
-	stamp_take(c->key_file, &now[1]);
-	if (stamps_equal(now, c->loaded)) {
-		c->have_pending = false;
-		/* A pair refused as not yet valid is loaded once it is. */
-		if (!c->retry_at || (int64_t)time(NULL) < c->retry_at)
-			return CERTS_SAME;
-	} else if (!c->have_pending || !stamps_equal(now, c->pending)) {
-		/* Wait until the files have stayed the same for one poll. */
-		memcpy(c->pending, now, sizeof(now));
-		c->have_pending = true;
-		return CERTS_SAME;
-	}
-	c->have_pending = false;
-	c->retry_at = 0;
-	info->not_before = 0;
-	p = load_files(c, now, true, &stable, info, err, errlen);
-	if (!stable)
-		return CERTS_SAME; /* changed while read: look again later */
-	memcpy(c->loaded, now, sizeof(now));
-	if (!p) {
-		if (info->not_before > (int64_t)time(NULL))
-			c->retry_at = info->not_before;
+	switch (watch_poll(&c->watch, false, err, errlen)) {
+	case WATCH_LOADED:
+		c->not_after = c->info.not_after;
+		*info = c->info;
+		return CERTS_RELOADED;
+	case WATCH_REFUSED:
 		return CERTS_REFUSED;
-	}
-	/* Same bytes (a touch, a copy of the same files): keep serving. */
-	if (p->cert_len == c->current->cert_len &&
-	    p->key_len == c->current->key_len &&
-	    !memcmp(p->cert_pem, c->current->cert_pem, p->cert_len) &&
-	    !memcmp(p->key_pem, c->current->key_pem, p->key_len)) {
-		pair_destroy(p);
+	default:
 		return CERTS_SAME;
 	}
-	pthread_mutex_lock(&c->lock);
-	for (tail = &c->superseded; *tail; tail = &(*tail)->next)
-		;
-	*tail = c->current;
-	c->current = p;
-	collect(c);
-	pthread_mutex_unlock(&c->lock);
-	c->not_after = p->not_after;
-	return CERTS_RELOADED;
 }
 
 int64_t certs_not_after(const struct certs *c)
@@ -434,9 +309,9 @@ int certs_retrieve(gnutls_session_t session, const gnutls_datum_t *req_ca_dn,
 	(void)pk_algos_length;
 	if (!c)
 		return -1;
-	pthread_mutex_lock(&c->lock);
-	p = c->current;
-	pthread_mutex_unlock(&c->lock);
+	/* The connection holds this pair or an older one (certs_hold()),
+	 * which keeps this one alive. */
+	p = (struct certs_pair *)watch_current(&c->watch);
 	*pcert = p->pcerts;
 	*pcert_length = p->npcerts;
 	*privkey = p->key;
@@ -445,25 +320,13 @@ int certs_retrieve(gnutls_session_t session, const gnutls_datum_t *req_ca_dn,
 
 void *certs_hold(struct certs *c)
 {
-	struct certs_pair *p;
-
-	pthread_mutex_lock(&c->lock);
-	p = c->current;
-	p->conns++;
-	pthread_mutex_unlock(&c->lock);
-	return p;
+	return watch_hold(&c->watch);
 }
 
 void certs_unhold(struct certs *c, void *handle)
 {
-	struct certs_pair *p = handle;
-
-	if (!p)
-		return;
-	pthread_mutex_lock(&c->lock);
-	p->conns--;
-	collect(c);
-	pthread_mutex_unlock(&c->lock);
+	(void)c;
+	watch_unhold(handle);
 }
 
 int certs_load_ca(const char *path, char **pem, char *err, size_t errlen)

@@ -7,18 +7,16 @@
  * notAfter) and imported into GnuTLS for the handshakes.
  *
  * Rotation: certs_poll(), called every second or so from one thread,
- * stats both paths (following symlinks, so a Secret volume's "..data"
- * swap or a replaced file shows as a new inode, size or time).  A change
- * is loaded once it has been stable for one poll; a pair whose contents
- * did not change is ignored; a bad pair is refused and the current one
- * keeps serving.  The refusal is reported once per change on disk; a pair
+ * follows both files as watch.h says (a change loaded once it has been
+ * stable for one poll, the same bytes ignored, a bad pair refused while the
+ * current one keeps serving, reported once until the bytes change; a pair
  * refused only because its notBefore is still to come is loaded once that
- * time has passed (clients would refuse it until then).
+ * time has passed: clients would refuse it until then).
  *
  * Handshakes take the current pair through certs_retrieve().  A pair that
  * was replaced stays alive while any connection that started before the
  * replacement is open (certs_hold() and certs_unhold() around each
- * connection), so a handshake never uses a freed key.
+ * connection, watch.h's holds), so a handshake never uses a freed key.
  *
  * The client CA bundle, which client certificates must chain to, is read
  * once at the start (certs_load_ca()).
@@ -26,7 +24,6 @@
 #ifndef CERTS_H
 #define CERTS_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -36,17 +33,9 @@
 #include <gnutls/abstract.h>
 #include <gnutls/gnutls.h>
 
-struct certs_pair;
+#include "watch.h"
 
-/* What stat(2) says of one path; equal stamps mean "not changed". */
-struct certs_stamp {
-	int err; /* errno of stat, 0 when it worked */
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
-	struct timespec ctime;
-};
+struct certs_pair;
 
 /* A description of a loaded certificate, for the log. */
 struct certs_info {
@@ -60,17 +49,11 @@ struct certs_info {
 struct certs {
 	const char *cert_file; /* borrowed */
 	const char *key_file;  /* borrowed */
-	pthread_mutex_t lock;
-	/* Under lock. */
-	struct certs_pair *current;
-	struct certs_pair *superseded; /* oldest first */
+	struct watch watch;    /* both files; the pair in force */
 	/* Only the polling thread reads or writes these. */
-	struct certs_stamp loaded[2];  /* certificate, key */
-	struct certs_stamp pending[2];
-	bool have_pending;
-	/* The notBefore of the pair on disk, refused as not yet valid: it
-	 * is loaded again from then on; 0: none. */
-	int64_t retry_at;
+	bool started;          /* past certs_init(): an expired pair is
+				  refused */
+	struct certs_info info; /* of the pair last read */
 	int64_t not_after;
 };
 

@@ -20,6 +20,7 @@
 #include "httpd.h"
 #include "log.h"
 #include "metrics.h"
+#include "reload.h"
 #include "review.h"
 #include "text.h"
 #include "tlsconf.h"
@@ -427,8 +428,8 @@ int cmd_serve_run(struct config *cfg, const struct cmd_serve_options *o)
 		goto out;
 	}
 	metrics_init(&st->metrics);
-	if (reload_init(&st->config, cfg, o->config_sha256, o->config_file,
-			o->build_config, o->build_arg)) {
+	if (reload_init(&st->config, cfg, o->config_sha256,
+			o->config_source)) {
 		fprintf(stderr, PROG ": out of memory\n");
 		free(st);
 		st = NULL;

@@ -9,9 +9,8 @@
 
 #include <stddef.h>
 
-#include "reload.h"
-
 struct config;
+struct config_source;
 
 struct cmd_serve_options {
 	const char *listen;               /* "0.0.0.0:9443" */
@@ -28,11 +27,10 @@ struct cmd_serve_options {
 	 * listener closes, so that the endpoints drop this replica first
 	 * (the preStop sleep of an image without a shell). */
 	unsigned shutdown_delay;
-	/* The config file, reloaded when it changes (reload.h). */
-	const char *config_file;          /* NULL: none */
+	/* The config file and the flags over it (config.h), rebuilt when
+	 * the file changes (reload.h). */
+	const struct config_source *config_source;
 	const char *config_sha256;        /* of the bytes cfg was built from */
-	reload_build_fn *build_config;
-	const void *build_arg;
 };
 
 /* The largest --shutdown-delay, in seconds. */

@@ -1,30 +1,20 @@
 /*
- * config.c - built-in defaults, the JSON config file, the common flags.
+ * config.c - the configuration (config.h): the table of its keys, and
+ * the file, the profiles, the flags and the checks that follow it.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
 #include "config.h"
 #include "toleration.h"
-#include "jsonout.h"
 #include "text.h"
 
-#define DEFAULT_SCHEDULER "hami-scheduler"
-
-/* Replaces *dst with a copy of s; -1 when out of memory. */
-static int set_string(char **dst, const char *s)
-{
-	char *copy = strdup(s);
-
-	if (!copy)
-		return -1;
-	free(*dst);
-	*dst = copy;
-	return 0;
-}
+/* ------------------------------------------------------------------------
+ * The types of config.c's own values: the families, their tolerations,
+ * the profiles as read.
+ */
 
 /* Points the family's borrowed strings at the device's own. */
 static void device_link(struct device *d)
@@ -36,458 +26,577 @@ static void device_link(struct device *d)
 		d->family.resource[i] = d->resource[i];
 }
 
-static void device_release(struct device *d)
-{
-	int i;
-
-	free(d->name);
-	for (i = 0; i < VGPU_NRESOURCES; i++)
-		free(d->resource[i]);
-	free(d->runtime_class_name);
-	free(d->gpu_core_policy);
-	free(d->active_oom_killer);
-	json_decref(d->tolerations);
-	memset(d, 0, sizeof(*d));
-}
-
-/*
- * Fills d with name and the resource names resource[0..VGPU_NRESOURCES)
- * (NULL: all empty), empty strings elsewhere and no tolerations; -1 when
- * out of memory.
- */
-static int device_init(struct device *d, const char *name,
-		       const char *const *resource)
-{
-	int i;
-
-	memset(d, 0, sizeof(*d));
-	if (set_string(&d->name, name) ||
-	    set_string(&d->runtime_class_name, "") ||
-	    set_string(&d->gpu_core_policy, "") ||
-	    set_string(&d->active_oom_killer, "") ||
-	    !(d->tolerations = json_array()))
-		goto fail;
-	for (i = 0; i < VGPU_NRESOURCES; i++)
-		if (set_string(&d->resource[i], resource ? resource[i] : ""))
-			goto fail;
-	device_link(d);
-	return 0;
-fail:
-	device_release(d);
-	return -1;
-}
-
-static void devices_free(struct device *devices, size_t n)
+static void devices_free(const struct cfgkey *k, struct device *devices,
+			 size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		device_release(&devices[i]);
+		cfgkey_release(k->keys, &devices[i]);
 	free(devices);
 }
 
-/* The built-in NVIDIA family of docs/behaviour.md §2 (#s2-devices). */
-static int device_init_nvidia(struct device *d)
-{
-	const struct vgpu_family *nv = &vgpu_family_nvidia;
-	json_t *toleration;
-
-	if (device_init(d, nv->name, nv->resource))
-		return -1;
-	d->family.default_gpu_num = nv->default_gpu_num;
-	d->family.default_memory = nv->default_memory;
-	d->family.default_cores = nv->default_cores;
-	toleration = json_pack("{s:s, s:s, s:s}", "key", "nvidia.com/gpu",
-			       "operator", "Exists", "effect", "NoSchedule");
-	if (json_array_append_new(d->tolerations, toleration)) {
-		device_release(d);
-		return -1;
-	}
-	return 0;
-}
-
-int config_init(struct config *cfg)
-{
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->force_overwrite_default_scheduler = true;
-	cfg->privileged_policy = POLICY_DENY;
-	cfg->node_name_policy = POLICY_DENY;
-	if (set_string(&cfg->scheduler_name, DEFAULT_SCHEDULER) ||
-	    set_string(&cfg->node_scheduler_policy, "") ||
-	    set_string(&cfg->gpu_scheduler_policy, ""))
-		goto fail;
-	cfg->devices = calloc(1, sizeof(*cfg->devices));
-	if (!cfg->devices || device_init_nvidia(&cfg->devices[0]))
-		goto fail;
-	cfg->ndevices = 1;
-	if (guardcfg_init(&cfg->guards))
-		goto fail;
-	return 0;
-fail:
-	config_release(cfg);
-	return -1;
-}
-
-static void profiles_free(struct profile *p, size_t n);
-
-void config_release(struct config *cfg)
-{
-	profiles_free(cfg->profiles, cfg->nprofiles);
-	json_decref(cfg->profiles_json);
-	free(cfg->scheduler_name);
-	free(cfg->node_scheduler_policy);
-	free(cfg->gpu_scheduler_policy);
-	devices_free(cfg->devices, cfg->ndevices);
-	guardcfg_release(&cfg->guards);
-	memset(cfg, 0, sizeof(*cfg));
-}
-
-/* ------------------------------------------------------------------------
- * The JSON file
+/*
+ * The entries of a profile's `devices` (v, at path), each over the family
+ * of cfg it names (behaviour §2.2).
  */
-
-static int load_json(struct config *cfg, const char *path, json_t *root,
-		     char *err, size_t errlen);
-
-/* Where a value sits in the file, for messages: "devices[0].tolerations". */
-struct where {
-	const char *file;
-	char *err;
-	size_t errlen;
-};
-
-static int bad_type(struct where *w, const char *path, const char *want,
-		    const json_t *v)
+static int families_override(struct cfgread *r, const struct cfgkey *k,
+			     const char *path, const json_t *v,
+			     struct config *cfg)
 {
-	text_errorf(w->err, w->errlen, "config %s: %s: expected %s, got %s",
-		    w->file, path, want, jsonout_type_name(v));
-	return -1;
-}
+	static const char *const name_only[] = { "name", NULL };
+	const char *const *skip = r->skip;
+	const json_t *item;
+	size_t i, j;
 
-static int read_string(struct where *w, const char *path, const json_t *v,
-		       char **dst)
-{
-	if (!json_is_string(v))
-		return bad_type(w, path, "a string", v);
-	if (strlen(json_string_value(v)) != json_string_length(v)) {
-		text_errorf(w->err, w->errlen,
-			    "config %s: %s: contains a NUL byte", w->file,
-			    path);
-		return -1;
-	}
-	if (set_string(dst, json_string_value(v))) {
-		text_errorf(w->err, w->errlen, "out of memory");
-		return -1;
+	if (!json_is_array(v))
+		return cfgkey_bad_type(r, path, "an array", v);
+	json_array_foreach(v, i, item) {
+		const json_t *name = json_object_get(item, "name");
+		struct device *d = NULL;
+		char dpath[96], sub[160];
+		int rc;
+
+		snprintf(dpath, sizeof(dpath), "%s[%zu]", path, i);
+		if (!json_is_object(item))
+			return cfgkey_bad_type(r, dpath, "an object", item);
+		if (!name)
+			return cfgkey_missing(r, dpath, "name");
+		snprintf(sub, sizeof(sub), "%s.name", dpath);
+		if (!json_is_string(name))
+			return cfgkey_bad_type(r, sub, "a string", name);
+		for (j = 0; j < cfg->ndevices; j++)
+			if (!strcmp(cfg->devices[j].name,
+				    json_string_value(name)))
+				d = &cfg->devices[j];
+		if (!d)
+			return cfgkey_fail(r, "%s: \"%.64s\" is not the name of a family of devices",
+					   sub, json_string_value(name));
+		r->mode = CFGKEY_READ_PROFILE_FAMILY;
+		r->skip = name_only;
+		r->from = 0;
+		rc = cfgkey_read_object(r, k->keys, dpath, item, d);
+		d->from_profile |= r->from;
+		r->mode = CFGKEY_READ_PROFILE;
+		r->skip = skip; /* the profile's keys after devices */
+		if (rc)
+			return -1;
 	}
 	return 0;
-}
-
-static int read_bool(struct where *w, const char *path, const json_t *v,
-		     bool *dst)
-{
-	if (!json_is_boolean(v))
-		return bad_type(w, path, "a boolean", v);
-	*dst = json_is_true(v);
-	return 0;
-}
-
-static int read_int(struct where *w, const char *path, const json_t *v,
-		    int64_t *dst)
-{
-	if (!json_is_integer(v))
-		return bad_type(w, path, "an integer", v);
-	*dst = json_integer_value(v);
-	return 0;
-}
-
-/* One of a fixed set of strings; *index gets its position. */
-static int read_choice(struct where *w, const char *path, const json_t *v,
-		       const char *const *choices, size_t n, int *index)
-{
-	struct buf list = BUF_INIT;
-	size_t i;
-
-	if (!json_is_string(v))
-		return bad_type(w, path, "a string", v);
-	for (i = 0; i < n; i++) {
-		if (!strcmp(json_string_value(v), choices[i])) {
-			*index = (int)i;
-			return 0;
-		}
-	}
-	for (i = 0; i < n; i++)
-		buf_addf(&list, "%s\"%s\"", i ? ", " : "", choices[i]);
-	text_errorf(w->err, w->errlen,
-		    "config %s: %s: \"%.64s\" is not one of %s", w->file, path,
-		    json_string_value(v), buf_str(&list));
-	buf_release(&list);
-	return -1;
-}
-
-static int unknown_key(struct where *w, const char *path, const char *key)
-{
-	text_errorf(w->err, w->errlen, "config %s: unknown key \"%s%s%.64s\"",
-		    w->file, path, path[0] ? "." : "", key);
-	return -1;
-}
-
-static int missing_key(struct where *w, const char *path, const char *key)
-{
-	text_errorf(w->err, w->errlen,
-		    "config %s: %s: missing required key \"%s\"", w->file, path,
-		    key);
-	return -1;
 }
 
 /*
- * Appends to out a copy of each toleration of the array v, each checked
- * as Kubernetes checks a pod's (toleration.h).  Returns 0, or -1 with the
- * message in w.
+ * `devices`: in the file, a list that replaces the families whole when
+ * every entry is valid (each read by the table k->keys: the required keys
+ * present, in the order of the table, then each key of the file); in a
+ * profile, overrides of the families it names.
  */
-static int read_tolerations(struct where *w, const char *path,
-			    const json_t *v, json_t *out)
+static int families_read(struct cfgread *r, const struct cfgkey *k,
+			 const char *path, const json_t *v, void *base)
 {
+	struct config *cfg = base;
+	struct device *devices;
+	const struct cfgkey *key;
+	size_t n = json_array_size(v), i, ready = 0;
+
+	if (r->mode == CFGKEY_READ_PROFILE)
+		return families_override(r, k, path, v, cfg);
+	if (!json_is_array(v))
+		return cfgkey_bad_type(r, path, "an array", v);
+	devices = calloc(n ? n : 1, sizeof(*devices));
+	if (!devices)
+		return cfgkey_fail(r, "out of memory");
+	for (i = 0; i < n; i++) {
+		const json_t *item = json_array_get(v, i);
+		char dpath[32];
+
+		snprintf(dpath, sizeof(dpath), "%s[%zu]", path, i);
+		if (!json_is_object(item)) {
+			cfgkey_bad_type(r, dpath, "an object", item);
+			goto fail;
+		}
+		for (key = k->keys; key->name; key++) {
+			if ((key->where & CFGKEY_REQUIRED) &&
+			    !json_object_get(item, key->name)) {
+				cfgkey_missing(r, dpath, key->name);
+				goto fail;
+			}
+		}
+		ready++;
+		if (cfgkey_init(k->keys, &devices[i])) {
+			cfgkey_fail(r, "out of memory");
+			goto fail;
+		}
+		if (cfgkey_read_object(r, k->keys, dpath, item, &devices[i]))
+			goto fail;
+		device_link(&devices[i]);
+	}
+	devices_free(k, cfg->devices, cfg->ndevices);
+	cfg->devices = devices;
+	cfg->ndevices = n;
+	return 0;
+fail:
+	devices_free(k, devices, ready);
+	return -1;
+}
+
+static int families_copy(const struct cfgkey *k, void *dst, const void *src)
+{
+	const struct config *s = src;
+	struct config *d = dst;
+	struct device *devices;
+	size_t i;
+
+	devices = calloc(s->ndevices ? s->ndevices : 1, sizeof(*devices));
+	if (!devices)
+		return -1;
+	for (i = 0; i < s->ndevices; i++) {
+		if (cfgkey_copy(k->keys, &devices[i], &s->devices[i])) {
+			devices_free(k, devices, i + 1);
+			return -1;
+		}
+		device_link(&devices[i]);
+	}
+	devices_free(k, d->devices, d->ndevices);
+	d->devices = devices;
+	d->ndevices = s->ndevices;
+	return 0;
+}
+
+static void families_release(const struct cfgkey *k, void *base)
+{
+	struct config *cfg = base;
+
+	devices_free(k, cfg->devices, cfg->ndevices);
+	cfg->devices = NULL;
+	cfg->ndevices = 0;
+}
+
+static json_t *families_dump(const struct cfgkey *k, const void *base)
+{
+	const struct config *cfg = base;
+	json_t *list = json_array();
+	size_t i;
+
+	for (i = 0; list && i < cfg->ndevices; i++) {
+		if (json_array_append_new(list, cfgkey_dump(k->keys,
+							    &cfg->devices[i]))) {
+			json_decref(list);
+			list = NULL;
+		}
+	}
+	return list;
+}
+
+static const struct cfgkey_type families = {
+	"array", families_read, families_copy, families_release, families_dump
+};
+
+/*
+ * A family's tolerations: each checked as Kubernetes checks a pod's
+ * (toleration.h) and kept with its members in their order.
+ */
+static int tolerations_read(struct cfgread *r, const struct cfgkey *k,
+			    const char *path, const json_t *v, void *base)
+{
+	json_t **dst = cfgkey_field(k, base), *list;
 	const json_t *tol;
 	size_t i;
 
 	if (!json_is_array(v))
-		return bad_type(w, path, "an array", v);
+		return cfgkey_bad_type(r, path, "an array", v);
+	list = json_array();
+	if (!list)
+		return cfgkey_fail(r, "out of memory");
 	json_array_foreach(v, i, tol) {
 		char tpath[160], msg[512];
 		json_t *copy;
 
 		snprintf(tpath, sizeof(tpath), "%s[%zu]", path, i);
 		if (toleration_check(tol, tpath, msg, sizeof(msg))) {
-			text_errorf(w->err, w->errlen, "config %s: %s", w->file,
-				    msg);
-			return -1;
+			json_decref(list);
+			return cfgkey_fail(r, "%s", msg);
 		}
 		copy = toleration_copy(tol);
-		if (!copy || json_array_append_new(out, copy)) {
-			text_errorf(w->err, w->errlen, "out of memory");
-			return -1;
+		if (!copy || json_array_append_new(list, copy)) {
+			json_decref(list);
+			return cfgkey_fail(r, "out of memory");
 		}
 	}
+	json_decref(*dst);
+	*dst = list;
 	return 0;
 }
 
-static const char *const core_policies[] = { "", "default", "force",
-					     "disable" };
-static const char *const oom_killers[] = { "", "true", "false" };
+static const struct cfgkey_type tolerations = {
+	"array", tolerations_read, cfgkey_json_copy, cfgkey_json_release,
+	cfgkey_json_dump
+};
 
-/* Keys of a device that may be left out, or given as null. */
-static bool is_optional_device_key(const char *key)
+/* `profiles`, kept as read: config_check() builds them over the flags. */
+static int profiles_read(struct cfgread *r, const struct cfgkey *k,
+			 const char *path, const json_t *v, void *base)
 {
-	static const char *const keys[] = {
-		"resourceMemoryPercentageName", "resourceCoreName",
-		"resourcePriorityName", "runtimeClassName", "gpuCorePolicy",
-		"activeOOMKiller", "overwriteEnv"
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (!strcmp(key, keys[i]))
-			return true;
-	return false;
-}
-
-/*
- * Reads devices[index] into d (which device_init() prepared empty): every
- * required key present, no unknown key, each value of its type; an
- * optional key given as null keeps its empty default.  Returns 0, or -1
- * with the message in w.
- */
-/*
- * Reads key (one a profile may override too) of a device family into d.
- * Returns 0, -1 with the message in w, or 1 when key is not one of them.
- * *from is the DEVICE_FROM_PROFILE_* bit of the key, 0 for the others.
- */
-static int read_device_default(struct where *w, const char *sub,
-			       const char *key, const json_t *item,
-			       struct device *d, unsigned *from)
-{
-	int choice;
-
-	*from = 0;
-	if (!strcmp(key, "defaultGPUNum")) {
-		*from = DEVICE_FROM_PROFILE_GPU_NUM;
-		return read_int(w, sub, item, &d->family.default_gpu_num);
-	}
-	if (!strcmp(key, "defaultMemory")) {
-		*from = DEVICE_FROM_PROFILE_MEMORY;
-		return read_int(w, sub, item, &d->family.default_memory);
-	}
-	if (!strcmp(key, "defaultCores")) {
-		*from = DEVICE_FROM_PROFILE_CORES;
-		return read_int(w, sub, item, &d->family.default_cores);
-	}
-	if (!strcmp(key, "tolerations")) {
-		json_array_clear(d->tolerations);
-		return read_tolerations(w, sub, item, d->tolerations);
-	}
-	if (!strcmp(key, "runtimeClassName"))
-		return read_string(w, sub, item, &d->runtime_class_name);
-	if (!strcmp(key, "gpuCorePolicy"))
-		return read_choice(w, sub, item, core_policies, 4, &choice) ||
-		       read_string(w, sub, item, &d->gpu_core_policy) ? -1 : 0;
-	if (!strcmp(key, "activeOOMKiller"))
-		return read_choice(w, sub, item, oom_killers, 3, &choice) ||
-		       read_string(w, sub, item, &d->active_oom_killer) ? -1 : 0;
-	return 1;
-}
-
-static int read_device(struct where *w, size_t index, const json_t *v,
-		       struct device *d)
-{
-	static const char *const required[] = {
-		"name", "resourceCountName", "resourceMemoryName",
-		"defaultGPUNum", "defaultMemory", "defaultCores", "tolerations"
-	};
-	const json_t *item;
-	const char *key;
-	char path[32], sub[128];
-	unsigned from;
-	size_t i;
-	int rc;
-
-	snprintf(path, sizeof(path), "devices[%zu]", index);
-	if (!json_is_object(v))
-		return bad_type(w, path, "an object", v);
-	for (i = 0; i < sizeof(required) / sizeof(required[0]); i++)
-		if (!json_object_get(v, required[i]))
-			return missing_key(w, path, required[i]);
-	json_object_foreach((json_t *)v, key, item) {
-		int res;
-
-		snprintf(sub, sizeof(sub), "%s.%.64s", path, key);
-		if (json_is_null(item) && is_optional_device_key(key))
-			continue;
-		for (res = 0; res < VGPU_NRESOURCES; res++)
-			if (!strcmp(key, vgpu_resource_config_key(res)))
-				break;
-		if (res < VGPU_NRESOURCES) {
-			if (read_string(w, sub, item, &d->resource[res]))
-				return -1;
-		} else if (!strcmp(key, "name")) {
-			if (read_string(w, sub, item, &d->name))
-				return -1;
-		} else if (!strcmp(key, "overwriteEnv")) {
-			if (read_bool(w, sub, item, &d->overwrite_env))
-				return -1;
-		} else if ((rc = read_device_default(w, sub, key, item, d,
-						     &from)) < 0) {
-			return -1;
-		} else if (rc) {
-			return unknown_key(w, path, key);
-		}
-	}
-	device_link(d);
-	return 0;
-}
-
-/*
- * Reads the devices list; it replaces cfg's list only when every entry is
- * valid.  Returns 0, or -1 with the message in w.
- */
-static int read_devices(struct where *w, struct config *cfg, const json_t *v)
-{
-	struct device *devices;
-	size_t n = json_array_size(v), i, ready = 0;
+	json_t **dst = cfgkey_field(k, base);
 
 	if (!json_is_array(v))
-		return bad_type(w, "devices", "an array", v);
-	devices = calloc(n ? n : 1, sizeof(*devices));
-	if (!devices)
-		goto oom;
-	for (i = 0; i < n; i++) {
-		if (device_init(&devices[i], "", NULL))
-			goto oom;
-		ready++;
-		if (read_device(w, i, json_array_get(v, i), &devices[i]))
-			goto fail;
-	}
-	devices_free(cfg->devices, cfg->ndevices);
-	cfg->devices = devices;
-	cfg->ndevices = n;
+		return cfgkey_bad_type(r, path, "an array", v);
+	json_decref(*dst);
+	*dst = json_incref((json_t *)v);
 	return 0;
-oom:
-	text_errorf(w->err, w->errlen, "out of memory");
-fail:
-	devices_free(devices, ready);
-	return -1;
 }
 
-static const char *const actions[] = { "deny", "warn" };
-static const char *const scheduler_policies[] = { "", "binpack", "spread" };
+static const struct cfgkey_type profiles_json = {
+	"array", profiles_read, cfgkey_json_copy, cfgkey_json_release,
+	cfgkey_json_dump
+};
 
-/* Reads schedulerPolicy.node and .gpu ("", binpack or spread). */
-static int read_scheduler_policy(struct where *w, const char *prefix,
-				 struct config *cfg, const json_t *v)
+/* ------------------------------------------------------------------------
+ * Checks of single keys (cfgkey_check_fn)
+ */
+
+/* schedulerName: a non-empty DNS-1123 subdomain. */
+static int check_name(const struct cfgkey *k, void *base, const char *path,
+		      char *err, size_t errlen)
 {
-	const json_t *item;
-	const char *key;
-	char top[96], path[128];
-	int choice;
+	const char *s = *(char **)cfgkey_field(k, base);
 
-	snprintf(top, sizeof(top), "%sschedulerPolicy", prefix);
-	if (!json_is_object(v))
-		return bad_type(w, top, "an object", v);
-	json_object_foreach((json_t *)v, key, item) {
-		char **dst;
+	if (vgpu_dns_subdomain_validn(s, strlen(s)))
+		return 0;
+	return text_errorf(err, errlen,
+			   "%s: \"%.64s\" is not a non-empty DNS-1123 subdomain",
+			   path, s);
+}
 
-		if (json_is_null(item) &&
-		    (!strcmp(key, "node") || !strcmp(key, "gpu")))
-			continue;
-		if (!strcmp(key, "node")) {
-			dst = &cfg->node_scheduler_policy;
-		} else if (!strcmp(key, "gpu")) {
-			dst = &cfg->gpu_scheduler_policy;
-		} else {
-			return unknown_key(w, top, key);
-		}
-		snprintf(path, sizeof(path), "%s.%s", top, key);
-		if (read_choice(w, path, item, scheduler_policies, 3, &choice) ||
-		    read_string(w, path, item, dst))
-			return -1;
-	}
-	return 0;
+/* runtimeClassName: "" or a DNS-1123 subdomain. */
+static int check_name_or_empty(const struct cfgkey *k, void *base,
+			       const char *path, char *err, size_t errlen)
+{
+	const char *s = *(char **)cfgkey_field(k, base);
+
+	if (!s[0] || vgpu_dns_subdomain_validn(s, strlen(s)))
+		return 0;
+	return text_errorf(err, errlen,
+			   "%s: \"%.64s\" is not a DNS-1123 subdomain", path,
+			   s);
 }
 
 /*
- * Reads `guards` as one level (guardcfg.h) and merges it over cfg's: a key
- * given replaces the built-in value whole.
+ * The families: each checked by the library (names, ranges) and by its
+ * keys' checks, then its name and resource names against the families
+ * before it.
  */
-static int read_guards(struct where *w, struct config *cfg, const json_t *v)
+static int check_families(const struct cfgkey *k, void *base,
+			  const char *path, char *err, size_t errlen)
 {
-	struct guards level;
-	char where[300];
-	int rc = -1;
+	struct config *cfg = base;
+	size_t i, j;
+	int r, s;
 
-	snprintf(where, sizeof(where), "config %s", w->file);
-	if (guardcfg_init_empty(&level))
-		return text_errorf(w->err, w->errlen, "out of memory");
-	if (!guardcfg_read(&level, v, where, w->err, w->errlen)) {
-		rc = guardcfg_merge(&cfg->guards, &level);
-		if (rc)
-			text_errorf(w->err, w->errlen, "out of memory");
+	for (i = 0; i < cfg->ndevices; i++) {
+		struct device *d = &cfg->devices[i];
+		struct vgpu_error e;
+		char dpath[32];
+
+		snprintf(dpath, sizeof(dpath), "%s[%zu]", path, i);
+		if (vgpu_family_check(&d->family, &e))
+			return text_errorf(err, errlen, "%s.%s", dpath,
+					   e.message);
+		if (cfgkey_check(k->keys, d, dpath, err, errlen))
+			return -1;
+		for (j = 0; j < i; j++) {
+			const struct device *o = &cfg->devices[j];
+
+			if (!strcmp(d->name, o->name))
+				return text_errorf(err, errlen,
+						   "%s.name: \"%.64s\" is also the name of %s[%zu]",
+						   dpath, d->name, path, j);
+			for (r = 0; r < VGPU_NRESOURCES; r++) {
+				for (s = 0; s < VGPU_NRESOURCES; s++) {
+					if (!d->resource[r][0] ||
+					    strcmp(d->resource[r],
+						   o->resource[s]))
+						continue;
+					return text_errorf(err, errlen,
+							   "%s.%s: \"%.64s\" is also %s[%zu].%s",
+							   dpath,
+							   vgpu_resource_config_key(r),
+							   d->resource[r], path, j,
+							   vgpu_resource_config_key(s));
+				}
+			}
+		}
 	}
-	guardcfg_release(&level);
-	return rc;
+	return 0;
 }
 
-static bool is_top_key(const char *key)
-{
-	static const char *const keys[] = {
-		"schedulerName", "forceOverwriteDefaultScheduler",
-		"privilegedPolicy", "nodeNamePolicy", "schedulerPolicy",
-		"devices", "guards", "profiles"
-	};
-	size_t i;
+/* ------------------------------------------------------------------------
+ * The keys (behaviour §2).  Adding a key is a row here, with its field in
+ * config.h, the README and docs/behaviour.md, and the chart's values.yaml
+ * and values.schema.json (test_config checks the last two against this
+ * table, and walks the table through read, copy and profile override).
+ */
 
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (!strcmp(key, keys[i]))
-			return true;
-	return false;
+#define TOP(field) offsetof(struct config, field)
+#define FAMILY(field) offsetof(struct device, field)
+
+static const char *const actions[] = { "deny", "warn", NULL };
+static const int action_values[] = { CONFIG_POLICY_DENY, CONFIG_POLICY_WARN };
+static const char *const scheduler_policies[] = { "", "binpack", "spread",
+						  NULL };
+static const char *const core_policies[] = { "", "default", "force",
+					     "disable", NULL };
+static const char *const oom_killers[] = { "", "true", "false", NULL };
+
+static const struct cfgkey scheduler_policy_keys[] = {
+	{ .name = "node", .type = &cfgkey_string,
+	  .offset = TOP(node_scheduler_policy),
+	  .where = CFGKEY_TOP | CFGKEY_PROFILE | CFGKEY_LABELS,
+	  .def = "\"\"", .sample = "\"binpack\"",
+	  .choices = scheduler_policies },
+	{ .name = "gpu", .type = &cfgkey_string,
+	  .offset = TOP(gpu_scheduler_policy),
+	  .where = CFGKEY_TOP | CFGKEY_PROFILE | CFGKEY_LABELS,
+	  .def = "\"\"", .sample = "\"spread\"",
+	  .choices = scheduler_policies },
+	{ .name = NULL },
+};
+
+#define GUARD_KEY (CFGKEY_TOP | CFGKEY_PROFILE)
+
+static const struct cfgkey annotation_guard_keys[] = {
+	{ .name = "policy", .type = &cfgkey_enum,
+	  .offset = TOP(guards.annotation_policy), .where = GUARD_KEY,
+	  .def = "\"deny\"", .sample = "\"warn\"",
+	  .choices = guardcfg_policies, .values = guardcfg_policy_values },
+	{ .name = "keys", .type = &cfgkey_patterns,
+	  .offset = TOP(guards.keys), .where = GUARD_KEY,
+	  .def = "[\"hami.io/vgpu-node\", \"hami.io/vgpu-time\","
+		 " \"hami.io/bind-time\", \"hami.io/bind-phase\","
+		 " \"hami.io/*-devices-to-allocate\", \"hami.io/*-allocated\"]",
+	  .sample = "[\"x.io/*\"]" },
+	{ .name = "writers", .type = &guardcfg_writers,
+	  .offset = TOP(guards.writers), .where = GUARD_KEY,
+	  .def = "[\"system:serviceaccount:kube-system:hami-scheduler\","
+		 " \"system:serviceaccount:kube-system:hami-device-plugin\"]",
+	  .sample = "[\"bob\", \"group:ops\"]" },
+	{ .name = NULL },
+};
+
+/*
+ * The env names guarded by default: NVIDIA_VISIBLE_DEVICES (read by the
+ * container runtime) and every control variable HAMi-core reads
+ * (src/libvgpu.c, src/multiprocess/multiprocess_memory_limit.c), plus
+ * CUDA_DISABLE_CONTROL and CUDA_OVERSUBSCRIBE of HAMi's earlier releases.
+ * Not guarded: LIBCUDA_LOG_LEVEL (logging only) and CUDA_VISIBLE_DEVICES
+ * (chooses among the devices the container already sees).  The one list:
+ * README and behaviour §2.1 copy it.
+ */
+static const struct cfgkey env_guard_keys[] = {
+	{ .name = "policy", .type = &cfgkey_enum,
+	  .offset = TOP(guards.env_policy), .where = GUARD_KEY,
+	  .def = "\"deny\"", .sample = "\"strip\"",
+	  .choices = guardcfg_policies, .values = guardcfg_policy_values },
+	{ .name = "names", .type = &cfgkey_patterns,
+	  .offset = TOP(guards.names), .where = GUARD_KEY,
+	  .def = "[\"NVIDIA_VISIBLE_DEVICES\", \"CUDA_DEVICE_MEMORY_LIMIT\","
+		 " \"CUDA_DEVICE_MEMORY_LIMIT_*\", \"CUDA_DEVICE_SM_LIMIT\","
+		 " \"CUDA_DEVICE_SM_LIMIT_*\","
+		 " \"CUDA_DEVICE_MEMORY_SHARED_CACHE\","
+		 " \"CUDA_DISABLE_CONTROL\", \"CUDA_OVERSUBSCRIBE\","
+		 " \"CUDA_TASK_PRIORITY\", \"GPU_CORE_UTILIZATION_POLICY\","
+		 " \"ACTIVE_OOM_KILLER\", \"CUDA_REDIRECT\","
+		 " \"RECORD_KERNEL_INTERVAL\"]",
+	  .sample = "[\"X_*\"]" },
+	{ .name = "allowedValues", .type = &guardcfg_allowed_values,
+	  .offset = TOP(guards.allowed), .where = GUARD_KEY,
+	  .def = "{\"NVIDIA_VISIBLE_DEVICES\": [\"none\", \"void\"]}",
+	  .sample = "{\"X_*\": [\"ok\"]}" },
+	{ .name = NULL },
+};
+
+/* Where the NVIDIA container toolkit reads a device list from mounts. */
+static const struct cfgkey mount_guard_keys[] = {
+	{ .name = "policy", .type = &cfgkey_enum,
+	  .offset = TOP(guards.mount_policy), .where = GUARD_KEY,
+	  .def = "\"deny\"", .sample = "\"warn\"",
+	  .choices = guardcfg_policies_no_strip,
+	  .values = guardcfg_policy_values_no_strip },
+	{ .name = "paths", .type = &guardcfg_paths,
+	  .offset = TOP(guards.mount_paths), .where = GUARD_KEY,
+	  .def = "[\"/var/run/nvidia-container-devices\"]",
+	  .sample = "[\"/a/b\"]" },
+	{ .name = NULL },
+};
+
+static const struct cfgkey guard_keys[] = {
+	{ .name = "schedulerAnnotations", .type = &cfgkey_object,
+	  .where = GUARD_KEY, .keys = annotation_guard_keys },
+	{ .name = "env", .type = &cfgkey_object, .where = GUARD_KEY,
+	  .keys = env_guard_keys },
+	{ .name = "volumeMounts", .type = &cfgkey_object, .where = GUARD_KEY,
+	  .keys = mount_guard_keys },
+	{ .name = NULL },
+};
+
+/* A family's keys: any profile may override some, a podLabels one fewer. */
+#define ANY_PROFILE (CFGKEY_PROFILE | CFGKEY_LABELS)
+#define REQUIRED (CFGKEY_FAMILY | CFGKEY_REQUIRED)
+
+static const struct cfgkey family_keys[] = {
+	{ .name = "name", .type = &cfgkey_string, .offset = FAMILY(name),
+	  .where = REQUIRED, .sample = "\"gpu-a\"" },
+	{ .name = "resourceCountName", .type = &cfgkey_string,
+	  .offset = FAMILY(resource[VGPU_COUNT]), .where = REQUIRED,
+	  .sample = "\"a.io/gpu\"" },
+	{ .name = "resourceMemoryName", .type = &cfgkey_string,
+	  .offset = FAMILY(resource[VGPU_MEMORY]), .where = REQUIRED,
+	  .sample = "\"a.io/mem\"" },
+	{ .name = "resourceMemoryPercentageName", .type = &cfgkey_string,
+	  .offset = FAMILY(resource[VGPU_MEMORY_PERCENTAGE]),
+	  .where = CFGKEY_FAMILY, .def = "\"\"", .sample = "\"a.io/pct\"" },
+	{ .name = "resourceCoreName", .type = &cfgkey_string,
+	  .offset = FAMILY(resource[VGPU_CORES]), .where = CFGKEY_FAMILY,
+	  .def = "\"\"", .sample = "\"a.io/cores\"" },
+	{ .name = "resourcePriorityName", .type = &cfgkey_string,
+	  .offset = FAMILY(resource[VGPU_PRIORITY]), .where = CFGKEY_FAMILY,
+	  .def = "\"\"", .sample = "\"a.io/prio\"" },
+	{ .name = "defaultGPUNum", .type = &cfgkey_int,
+	  .offset = FAMILY(family.default_gpu_num),
+	  .where = REQUIRED | ANY_PROFILE, .sample = "2",
+	  .max = VGPU_MAX_COUNT, .from = DEVICE_FROM_PROFILE_GPU_NUM },
+	{ .name = "defaultMemory", .type = &cfgkey_int,
+	  .offset = FAMILY(family.default_memory),
+	  .where = REQUIRED | ANY_PROFILE, .sample = "2000",
+	  .max = VGPU_MAX_MEMORY, .from = DEVICE_FROM_PROFILE_MEMORY },
+	{ .name = "defaultCores", .type = &cfgkey_int,
+	  .offset = FAMILY(family.default_cores),
+	  .where = REQUIRED | ANY_PROFILE, .sample = "30",
+	  .max = VGPU_MAX_CORES, .from = DEVICE_FROM_PROFILE_CORES },
+	{ .name = "tolerations", .type = &tolerations,
+	  .offset = FAMILY(tolerations), .where = REQUIRED | ANY_PROFILE,
+	  .def = "[]",
+	  .sample = "[{\"key\": \"a.io/gpu\", \"operator\": \"Exists\"}]" },
+	{ .name = "runtimeClassName", .type = &cfgkey_string,
+	  .offset = FAMILY(runtime_class_name),
+	  .where = CFGKEY_FAMILY | ANY_PROFILE, .def = "\"\"",
+	  .sample = "\"nvidia\"", .check = check_name_or_empty },
+	{ .name = "gpuCorePolicy", .type = &cfgkey_string,
+	  .offset = FAMILY(gpu_core_policy),
+	  .where = CFGKEY_FAMILY | CFGKEY_PROFILE, .def = "\"\"",
+	  .sample = "\"force\"", .choices = core_policies },
+	{ .name = "activeOOMKiller", .type = &cfgkey_string,
+	  .offset = FAMILY(active_oom_killer),
+	  .where = CFGKEY_FAMILY | CFGKEY_PROFILE, .def = "\"\"",
+	  .sample = "\"true\"", .choices = oom_killers },
+	{ .name = "overwriteEnv", .type = &cfgkey_bool,
+	  .offset = FAMILY(overwrite_env), .where = CFGKEY_FAMILY,
+	  .def = "false", .sample = "true" },
+	{ .name = NULL },
+};
+
+const struct cfgkey config_keys[] = {
+	{ .name = "schedulerName", .type = &cfgkey_string,
+	  .offset = TOP(scheduler_name), .where = CFGKEY_TOP | CFGKEY_PROFILE,
+	  .def = "\"hami-scheduler\"", .sample = "\"my-sched\"",
+	  .check = check_name },
+	{ .name = "forceOverwriteDefaultScheduler", .type = &cfgkey_bool,
+	  .offset = TOP(force_overwrite_default_scheduler),
+	  .where = CFGKEY_TOP | CFGKEY_PROFILE, .def = "true",
+	  .sample = "false" },
+	{ .name = "privilegedPolicy", .type = &cfgkey_enum,
+	  .offset = TOP(privileged_policy),
+	  .where = CFGKEY_TOP | CFGKEY_PROFILE, .def = "\"deny\"",
+	  .sample = "\"warn\"", .choices = actions, .values = action_values },
+	{ .name = "nodeNamePolicy", .type = &cfgkey_enum,
+	  .offset = TOP(node_name_policy),
+	  .where = CFGKEY_TOP | CFGKEY_PROFILE, .def = "\"deny\"",
+	  .sample = "\"warn\"", .choices = actions, .values = action_values },
+	{ .name = "schedulerPolicy", .type = &cfgkey_object,
+	  .where = CFGKEY_TOP | ANY_PROFILE, .keys = scheduler_policy_keys },
+	/* The built-in family is vgpu_family_nvidia's (lib/family.c), with
+	 * the toleration of the device plugin's taint. */
+	{ .name = "devices", .type = &families, .where = CFGKEY_TOP | ANY_PROFILE,
+	  .def = "[{\"name\": \"nvidia\","
+		 " \"resourceCountName\": \"nvidia.com/gpu\","
+		 " \"resourceMemoryName\": \"nvidia.com/gpumem\","
+		 " \"resourceMemoryPercentageName\":"
+		 " \"nvidia.com/gpumem-percentage\","
+		 " \"resourceCoreName\": \"nvidia.com/gpucores\","
+		 " \"resourcePriorityName\": \"nvidia.com/priority\","
+		 " \"defaultGPUNum\": 1, \"defaultMemory\": 5000,"
+		 " \"defaultCores\": 0,"
+		 " \"tolerations\": [{\"key\": \"nvidia.com/gpu\","
+		 " \"operator\": \"Exists\", \"effect\": \"NoSchedule\"}]}]",
+	  .sample = "[{\"name\": \"a\", \"resourceCountName\": \"a.io/gpu\","
+		    " \"resourceMemoryName\": \"a.io/mem\","
+		    " \"resourceMemoryPercentageName\": \"\","
+		    " \"resourceCoreName\": \"\","
+		    " \"resourcePriorityName\": \"\","
+		    " \"defaultGPUNum\": 1, \"defaultMemory\": 1,"
+		    " \"defaultCores\": 0, \"tolerations\": [],"
+		    " \"runtimeClassName\": \"\", \"gpuCorePolicy\": \"\","
+		    " \"activeOOMKiller\": \"\", \"overwriteEnv\": false}]",
+	  .keys = family_keys, .check = check_families },
+	{ .name = "guards", .type = &cfgkey_object,
+	  .where = GUARD_KEY | CFGKEY_ROOTED, .keys = guard_keys },
+	{ .name = "profiles", .type = &profiles_json,
+	  .offset = TOP(profiles_json), .where = CFGKEY_TOP | CFGKEY_OWN,
+	  .sample = "[{\"name\": \"p\", \"namespaces\": [\"x\"]}]" },
+	{ .name = NULL },
+};
+
+/* ------------------------------------------------------------------------
+ * Life cycle
+ */
+
+static void profiles_free(struct profile *p, size_t n);
+
+int config_init(struct config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	if (cfgkey_init(config_keys, cfg)) {
+		config_release(cfg);
+		return -1;
+	}
+	return 0;
+}
+
+void config_release(struct config *cfg)
+{
+	profiles_free(cfg->profiles, cfg->nprofiles);
+	cfgkey_release(config_keys, cfg);
+	memset(cfg, 0, sizeof(*cfg));
+}
+
+/* Copies the top level of src (not its profiles) into dst; -1 for OOM. */
+static int config_copy(struct config *dst, const struct config *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	if (cfgkey_copy(config_keys, dst, src)) {
+		config_release(dst);
+		return -1;
+	}
+	return 0;
+}
+
+json_t *config_dump(const struct config *cfg)
+{
+	return cfgkey_dump(config_keys, cfg);
+}
+
+/* ------------------------------------------------------------------------
+ * The JSON file
+ */
+
+/* Reads the decoded file root (borrowed) over cfg. */
+static int load_json(struct config *cfg, const char *path, json_t *root,
+		     char *err, size_t errlen)
+{
+	struct cfgread r = { path, err, errlen, CFGKEY_READ_FILE, false, NULL,
+			     0 };
+
+	return cfgkey_read_object(&r, config_keys, "", root, cfg);
 }
 
 int config_load_file(struct config *cfg, const char *path, char *err,
@@ -526,65 +635,6 @@ int config_load_buffer(struct config *cfg, const char *path, const char *data,
 	return rc;
 }
 
-/* Reads the decoded file root (borrowed) over cfg. */
-static int load_json(struct config *cfg, const char *path, json_t *root,
-		     char *err, size_t errlen)
-{
-	struct where w = { path, err, errlen };
-	const json_t *item;
-	const char *key;
-	int choice, rc = -1;
-
-	if (!json_is_object(root)) {
-		bad_type(&w, "(top level)", "an object", root);
-		goto out;
-	}
-	json_object_foreach(root, key, item) {
-		/* Every top-level key is optional: null keeps the default. */
-		if (json_is_null(item) && is_top_key(key))
-			continue;
-		if (!strcmp(key, "schedulerName")) {
-			if (read_string(&w, key, item, &cfg->scheduler_name))
-				goto out;
-		} else if (!strcmp(key, "forceOverwriteDefaultScheduler")) {
-			if (read_bool(&w, key, item,
-				      &cfg->force_overwrite_default_scheduler))
-				goto out;
-		} else if (!strcmp(key, "privilegedPolicy")) {
-			if (read_choice(&w, key, item, actions, 2, &choice))
-				goto out;
-			cfg->privileged_policy = (enum policy_action)choice;
-		} else if (!strcmp(key, "nodeNamePolicy")) {
-			if (read_choice(&w, key, item, actions, 2, &choice))
-				goto out;
-			cfg->node_name_policy = (enum policy_action)choice;
-		} else if (!strcmp(key, "schedulerPolicy")) {
-			if (read_scheduler_policy(&w, "", cfg, item))
-				goto out;
-		} else if (!strcmp(key, "devices")) {
-			if (read_devices(&w, cfg, item))
-				goto out;
-		} else if (!strcmp(key, "guards")) {
-			if (read_guards(&w, cfg, item))
-				goto out;
-		} else if (!strcmp(key, "profiles")) {
-			/* Read whole by config_check(), over the flags. */
-			if (!json_is_array(item)) {
-				bad_type(&w, key, "an array", item);
-				goto out;
-			}
-			json_decref(cfg->profiles_json);
-			cfg->profiles_json = json_incref((json_t *)item);
-		} else {
-			unknown_key(&w, "", key);
-			goto out;
-		}
-	}
-	rc = 0;
-out:
-	return rc;
-}
-
 /* ------------------------------------------------------------------------
  * Flags
  */
@@ -598,7 +648,7 @@ int config_set_scheduler_name(struct config *cfg, const char *what,
 			    value);
 		return -1;
 	}
-	if (set_string(&cfg->scheduler_name, value)) {
+	if (cfgkey_set_string(&cfg->scheduler_name, value)) {
 		text_errorf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -606,19 +656,22 @@ int config_set_scheduler_name(struct config *cfg, const char *what,
 }
 
 /*
- * Sets the int64_t at offset in the first device family to value, a whole
- * number in 0..max.  Returns 0, or -1 with a message that begins with what.
+ * Sets the integer key of the first device family to value, a whole number
+ * in 0..its max.  Returns 0, or -1 with a message that begins with what.
  */
-static int set_first_family(struct config *cfg, size_t offset, int64_t max,
+static int set_first_family(struct config *cfg, const char *key,
 			    const char *what, const char *value, char *err,
 			    size_t errlen)
 {
+	const struct cfgkey *k = cfgkey_find(cfgkey_find(config_keys,
+							 "devices")->keys,
+					     key);
 	uint64_t v;
 
-	if (text_u64_parsen(value, strlen(value), (uint64_t)max, &v)) {
+	if (text_u64_parsen(value, strlen(value), (uint64_t)k->max, &v)) {
 		text_errorf(err, errlen,
 			    "%s: \"%.64s\" is not a whole number in 0..%lld",
-			    what, value, (long long)max);
+			    what, value, (long long)k->max);
 		return -1;
 	}
 	if (!cfg->ndevices) {
@@ -626,58 +679,34 @@ static int set_first_family(struct config *cfg, size_t offset, int64_t max,
 			    "%s: the configuration has no device family", what);
 		return -1;
 	}
-	*(int64_t *)((char *)&cfg->devices[0].family + offset) = (int64_t)v;
+	*(int64_t *)cfgkey_field(k, &cfg->devices[0]) = (int64_t)v;
 	return 0;
 }
 
 int config_set_default_gpu_num(struct config *cfg, const char *what,
 			       const char *value, char *err, size_t errlen)
 {
-	return set_first_family(cfg,
-				offsetof(struct vgpu_family, default_gpu_num),
-				VGPU_MAX_COUNT, what, value, err, errlen);
+	return set_first_family(cfg, "defaultGPUNum", what, value, err,
+				errlen);
 }
 
 int config_set_default_memory(struct config *cfg, const char *what,
 			      const char *value, char *err, size_t errlen)
 {
-	return set_first_family(cfg,
-				offsetof(struct vgpu_family, default_memory),
-				VGPU_MAX_MEMORY, what, value, err, errlen);
+	return set_first_family(cfg, "defaultMemory", what, value, err,
+				errlen);
 }
 
 int config_set_default_cores(struct config *cfg, const char *what,
 			     const char *value, char *err, size_t errlen)
 {
-	return set_first_family(cfg,
-				offsetof(struct vgpu_family, default_cores),
-				VGPU_MAX_CORES, what, value, err, errlen);
+	return set_first_family(cfg, "defaultCores", what, value, err,
+				errlen);
 }
 
 /* ------------------------------------------------------------------------
  * Validation
  */
-
-/* Checks one device family (names, ranges, runtime class). */
-static int check_device(const struct device *d, size_t index, char *err,
-			size_t errlen)
-{
-	struct vgpu_error e;
-
-	if (vgpu_family_check(&d->family, &e)) {
-		text_errorf(err, errlen, "devices[%zu].%s", index, e.message);
-		return -1;
-	}
-	if (d->runtime_class_name[0] &&
-	    !vgpu_dns_subdomain_validn(d->runtime_class_name,
-				       strlen(d->runtime_class_name))) {
-		text_errorf(err, errlen,
-			    "devices[%zu].runtimeClassName: \"%.64s\" is not a DNS-1123 subdomain",
-			    index, d->runtime_class_name);
-		return -1;
-	}
-	return 0;
-}
 
 /*
  * The webhook writes the scheduler-policy annotations itself (behaviour
@@ -699,7 +728,7 @@ static int check_owned_annotations(const struct config *cfg, char *err,
 	};
 	size_t i;
 
-	if (cfg->guards.annotation_policy == GUARD_OFF)
+	if (cfg->guards.annotation_policy == GUARD_POLICY_OFF)
 		return 0;
 	for (i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
 		if (!owned[i].value || !owned[i].value[0] ||
@@ -713,54 +742,17 @@ static int check_owned_annotations(const struct config *cfg, char *err,
 	return 0;
 }
 
+/* Checks one config (the top level, or a profile's) and derives fields. */
 static int check_one(struct config *cfg, char *err, size_t errlen)
 {
-	size_t i, j;
-	int r, s;
+	size_t i;
 
-	if (check_owned_annotations(cfg, err, errlen))
+	if (check_owned_annotations(cfg, err, errlen) ||
+	    cfgkey_check(config_keys, cfg, "", err, errlen))
 		return -1;
-
-	if (!vgpu_dns_subdomain_validn(cfg->scheduler_name,
-				       strlen(cfg->scheduler_name))) {
-		text_errorf(err, errlen,
-			    "schedulerName: \"%.64s\" is not a non-empty DNS-1123 subdomain",
-			    cfg->scheduler_name);
-		return -1;
-	}
 	cfg->any_overwrite_env = false;
-	for (i = 0; i < cfg->ndevices; i++) {
-		const struct device *d = &cfg->devices[i];
-
-		if (check_device(d, i, err, errlen))
-			return -1;
-		cfg->any_overwrite_env |= d->overwrite_env;
-		for (j = 0; j < i; j++) {
-			const struct device *o = &cfg->devices[j];
-
-			if (!strcmp(d->name, o->name)) {
-				text_errorf(err, errlen,
-					    "devices[%zu].name: \"%.64s\" is also the name of devices[%zu]",
-					    i, d->name, j);
-				return -1;
-			}
-			for (r = 0; r < VGPU_NRESOURCES; r++) {
-				for (s = 0; s < VGPU_NRESOURCES; s++) {
-					if (!d->resource[r][0] ||
-					    strcmp(d->resource[r],
-						   o->resource[s]))
-						continue;
-					text_errorf(err, errlen,
-						    "devices[%zu].%s: \"%.64s\" is also devices[%zu].%s",
-						    i,
-						    vgpu_resource_config_key(r),
-						    d->resource[r], j,
-						    vgpu_resource_config_key(s));
-					return -1;
-				}
-			}
-		}
-	}
+	for (i = 0; i < cfg->ndevices; i++)
+		cfg->any_overwrite_env |= cfg->devices[i].overwrite_env;
 	return 0;
 }
 
@@ -786,134 +778,14 @@ static void profiles_free(struct profile *p, size_t n)
 	free(p);
 }
 
-/* Copies the top level of src (not its profiles) into dst; -1 for OOM. */
-static int config_copy(struct config *dst, const struct config *src)
+static int profile_refuse(struct cfgread *r, const char *path,
+			  const char *why)
 {
-	size_t i;
-	int r;
-
-	memset(dst, 0, sizeof(*dst));
-	dst->force_overwrite_default_scheduler =
-		src->force_overwrite_default_scheduler;
-	dst->privileged_policy = src->privileged_policy;
-	dst->node_name_policy = src->node_name_policy;
-	dst->any_overwrite_env = src->any_overwrite_env;
-	if (set_string(&dst->scheduler_name, src->scheduler_name) ||
-	    set_string(&dst->node_scheduler_policy,
-		       src->node_scheduler_policy) ||
-	    set_string(&dst->gpu_scheduler_policy, src->gpu_scheduler_policy) ||
-	    guardcfg_init(&dst->guards) ||
-	    guardcfg_merge(&dst->guards, &src->guards))
-		goto fail;
-	dst->devices = calloc(src->ndevices ? src->ndevices : 1,
-			      sizeof(*dst->devices));
-	if (!dst->devices)
-		goto fail;
-	for (i = 0; i < src->ndevices; i++) {
-		const struct device *s = &src->devices[i];
-		struct device *d = &dst->devices[i];
-
-		if (device_init(d, s->name, (const char *const *)s->resource))
-			goto fail;
-		dst->ndevices++;
-		if (set_string(&d->runtime_class_name, s->runtime_class_name) ||
-		    set_string(&d->gpu_core_policy, s->gpu_core_policy) ||
-		    set_string(&d->active_oom_killer, s->active_oom_killer))
-			goto fail;
-		json_decref(d->tolerations);
-		d->tolerations = json_deep_copy(s->tolerations);
-		if (!d->tolerations)
-			goto fail;
-		d->overwrite_env = s->overwrite_env;
-		d->family.default_gpu_num = s->family.default_gpu_num;
-		d->family.default_memory = s->family.default_memory;
-		d->family.default_cores = s->family.default_cores;
-		for (r = 0; r < VGPU_NRESOURCES; r++)
-			d->family.resource[r] = d->resource[r];
-		d->family.name = d->name;
-	}
-	return 0;
-fail:
-	config_release(dst);
-	return -1;
-}
-
-static int profile_refuse(struct where *w, const char *path, const char *why)
-{
-	text_errorf(w->err, w->errlen, "config %s: %s: %s", w->file, path,
-		    why);
-	return -1;
-}
-
-/* Whether key is in the NULL-terminated list keys. */
-static bool in_list(const char *key, const char *const *keys)
-{
-	for (; *keys; keys++)
-		if (!strcmp(key, *keys))
-			return true;
-	return false;
-}
-
-/*
- * Applies the override profiles[pi].devices[di] (v) to the family of cfg
- * it names.  by_labels: the profile selects by podLabels.
- */
-static int read_profile_device(struct where *w, size_t pi, size_t di,
-			       const json_t *v, struct config *cfg,
-			       bool by_labels)
-{
-	static const char *const any[] = {
-		"defaultGPUNum", "defaultMemory", "defaultCores", "tolerations",
-		"runtimeClassName", "gpuCorePolicy", "activeOOMKiller", NULL
-	};
-	static const char *const labels[] = {
-		"defaultGPUNum", "defaultMemory", "defaultCores", "tolerations",
-		"runtimeClassName", NULL
-	};
-	const json_t *name = json_object_get(v, "name"), *item;
-	struct device *d = NULL;
-	const char *key;
-	char path[64], sub[160];
-	unsigned from;
-	size_t i;
-
-	snprintf(path, sizeof(path), "profiles[%zu].devices[%zu]", pi, di);
-	if (!json_is_object(v))
-		return bad_type(w, path, "an object", v);
-	if (!name)
-		return missing_key(w, path, "name");
-	snprintf(sub, sizeof(sub), "%s.name", path);
-	if (!json_is_string(name))
-		return bad_type(w, sub, "a string", name);
-	for (i = 0; i < cfg->ndevices; i++)
-		if (!strcmp(cfg->devices[i].name, json_string_value(name)))
-			d = &cfg->devices[i];
-	if (!d) {
-		text_errorf(w->err, w->errlen,
-			    "config %s: %s: \"%.64s\" is not the name of a family of devices",
-			    w->file, sub, json_string_value(name));
-		return -1;
-	}
-	json_object_foreach((json_t *)v, key, item) {
-		snprintf(sub, sizeof(sub), "%s.%.64s", path, key);
-		if (!strcmp(key, "name"))
-			continue;
-		if (!in_list(key, any))
-			return profile_refuse(w, sub,
-					      "a profile may not override this key");
-		if (by_labels && !in_list(key, labels))
-			return profile_refuse(w, sub,
-					      "a profile that selects by podLabels may not override this key");
-		/* in_list(key, any) holds: every key of it is one of these. */
-		if (read_device_default(w, sub, key, item, d, &from))
-			return -1;
-		d->from_profile |= from;
-	}
-	return 0;
+	return cfgkey_fail(r, "%s: %s", path, why);
 }
 
 /* Reads namespaces and podLabels of profiles[pi] (v) into p. */
-static int read_selectors(struct where *w, size_t pi, const json_t *v,
+static int read_selectors(struct cfgread *r, size_t pi, const json_t *v,
 			  struct profile *p)
 {
 	const json_t *ns = json_object_get(v, "namespaces");
@@ -926,22 +798,22 @@ static int read_selectors(struct where *w, size_t pi, const json_t *v,
 	if (ns && !json_is_null(ns)) {
 		snprintf(path, sizeof(path), "profiles[%zu].namespaces", pi);
 		if (!json_is_array(ns))
-			return bad_type(w, path, "an array", ns);
+			return cfgkey_bad_type(r, path, "an array", ns);
 		n = json_array_size(ns);
 		texts = calloc(n ? n : 1, sizeof(*texts));
 		if (!texts)
-			return text_errorf(w->err, w->errlen, "out of memory");
+			return cfgkey_fail(r, "out of memory");
 		json_array_foreach(ns, i, item) {
 			snprintf(path, sizeof(path),
 				 "profiles[%zu].namespaces[%zu]", pi, i);
 			if (!json_is_string(item)) {
-				bad_type(w, path, "a string", item);
+				cfgkey_bad_type(r, path, "a string", item);
 				goto out;
 			}
 			texts[i] = json_string_value(item);
 		}
 		if (pattern_set_init(&p->namespaces, texts, n)) {
-			text_errorf(w->err, w->errlen, "out of memory");
+			cfgkey_fail(r, "out of memory");
 			goto out;
 		}
 		p->by_namespace = true;
@@ -949,35 +821,35 @@ static int read_selectors(struct where *w, size_t pi, const json_t *v,
 	if (labels && !json_is_null(labels)) {
 		snprintf(path, sizeof(path), "profiles[%zu].podLabels", pi);
 		if (!json_is_object(labels)) {
-			bad_type(w, path, "an object", labels);
+			cfgkey_bad_type(r, path, "an object", labels);
 			goto out;
 		}
 		n = json_object_size(labels);
 		p->label_keys = calloc(n ? n : 1, sizeof(char *));
 		p->label_values = calloc(n ? n : 1, sizeof(char *));
 		if (!p->label_keys || !p->label_values) {
-			text_errorf(w->err, w->errlen, "out of memory");
+			cfgkey_fail(r, "out of memory");
 			goto out;
 		}
 		json_object_foreach((json_t *)labels, key, item) {
 			snprintf(path, sizeof(path),
 				 "profiles[%zu].podLabels.%.64s", pi, key);
-			if (read_string(w, path, item,
-					&p->label_values[p->nlabels]) ||
-			    set_string(&p->label_keys[p->nlabels], key)) {
+			if (cfgkey_read_string(r, path, item,
+					       &p->label_values[p->nlabels]) ||
+			    cfgkey_set_string(&p->label_keys[p->nlabels], key)) {
 				free(p->label_values[p->nlabels]);
 				goto out;
 			}
 			p->nlabels++;
 		}
 		if (!n) {
-			profile_refuse(w, path, "must hold at least one label");
+			profile_refuse(r, path, "must hold at least one label");
 			goto out;
 		}
 	}
 	if (!p->by_namespace && !p->nlabels) {
 		snprintf(path, sizeof(path), "profiles[%zu]", pi);
-		profile_refuse(w, path,
+		profile_refuse(r, path,
 			       "a profile needs \"namespaces\" or \"podLabels\"");
 		goto out;
 	}
@@ -989,95 +861,47 @@ out:
 
 /*
  * Reads profiles[pi] (v) into p: its selectors, and its effective config,
- * a copy of base with the profile's keys over it.
+ * a copy of base with the profile's keys over it (by the table: the keys
+ * with CFGKEY_PROFILE, or CFGKEY_LABELS for a profile with podLabels).
  */
-static int read_profile(struct where *w, size_t pi, const json_t *v,
+static int read_profile(struct cfgread *r, size_t pi, const json_t *v,
 			const struct config *base, struct profile *p)
 {
-	static const char *const top[] = {
-		"schedulerName", "forceOverwriteDefaultScheduler",
-		"privilegedPolicy", "nodeNamePolicy", "schedulerPolicy",
-		"guards", "devices", NULL
-	};
-	static const char *const labels[] = { "schedulerPolicy", "devices",
-					      NULL };
-	const json_t *name = json_object_get(v, "name"), *item;
-	struct config *cfg = &p->cfg;
-	const char *key;
-	char path[64], sub[160], prefix[80];
+	static const char *const selectors[] = { "name", "namespaces",
+						 "podLabels", NULL };
+	const json_t *name = json_object_get(v, "name");
+	char path[64], sub[160];
 	size_t i;
-	int choice;
+	int rc;
 
 	snprintf(path, sizeof(path), "profiles[%zu]", pi);
 	if (!json_is_object(v))
-		return bad_type(w, path, "an object", v);
+		return cfgkey_bad_type(r, path, "an object", v);
 	if (!name)
-		return missing_key(w, path, "name");
+		return cfgkey_missing(r, path, "name");
 	snprintf(sub, sizeof(sub), "%s.name", path);
-	if (read_string(w, sub, name, &p->name))
+	if (cfgkey_read_string(r, sub, name, &p->name))
 		return -1;
 	if (!p->name[0])
-		return profile_refuse(w, sub, "must not be empty");
+		return profile_refuse(r, sub, "must not be empty");
 	for (i = 0; i < pi; i++)
-		if (!strcmp(base->profiles[i].name, p->name)) {
-			text_errorf(w->err, w->errlen,
-				    "config %s: %s: \"%.64s\" is also the name of profiles[%zu]",
-				    w->file, sub, p->name, i);
-			return -1;
-		}
-	if (read_selectors(w, pi, v, p))
+		if (!strcmp(base->profiles[i].name, p->name))
+			return cfgkey_fail(r, "%s: \"%.64s\" is also the name of profiles[%zu]",
+					   sub, p->name, i);
+	if (read_selectors(r, pi, v, p))
 		return -1;
-	if (config_copy(cfg, base))
-		return text_errorf(w->err, w->errlen, "out of memory");
-	cfg->profile = p->name;
-	snprintf(prefix, sizeof(prefix), "%s.", path);
-	json_object_foreach((json_t *)v, key, item) {
-		snprintf(sub, sizeof(sub), "%s.%.64s", path, key);
-		if (!strcmp(key, "name") || !strcmp(key, "namespaces") ||
-		    !strcmp(key, "podLabels"))
-			continue;
-		if (!in_list(key, top))
-			return unknown_key(w, path, key);
-		if (json_is_null(item))
-			continue;
-		if (p->nlabels && !in_list(key, labels))
-			return profile_refuse(w, sub,
-					      "a profile that selects by podLabels may not override this key");
-		if (!strcmp(key, "schedulerName")) {
-			if (read_string(w, sub, item, &cfg->scheduler_name))
-				return -1;
-		} else if (!strcmp(key, "forceOverwriteDefaultScheduler")) {
-			if (read_bool(w, sub, item,
-				      &cfg->force_overwrite_default_scheduler))
-				return -1;
-		} else if (!strcmp(key, "privilegedPolicy")) {
-			if (read_choice(w, sub, item, actions, 2, &choice))
-				return -1;
-			cfg->privileged_policy = (enum policy_action)choice;
-		} else if (!strcmp(key, "nodeNamePolicy")) {
-			if (read_choice(w, sub, item, actions, 2, &choice))
-				return -1;
-			cfg->node_name_policy = (enum policy_action)choice;
-		} else if (!strcmp(key, "schedulerPolicy")) {
-			if (read_scheduler_policy(w, prefix, cfg, item))
-				return -1;
-		} else if (!strcmp(key, "guards")) {
-			if (read_guards(w, cfg, item))
-				return -1;
-		} else {
-			if (!json_is_array(item))
-				return bad_type(w, sub, "an array", item);
-			for (i = 0; i < json_array_size(item); i++)
-				if (read_profile_device(w, pi, i,
-							json_array_get(item, i),
-							cfg, p->nlabels))
-					return -1;
-		}
-	}
-	return 0;
+	if (config_copy(&p->cfg, base))
+		return cfgkey_fail(r, "out of memory");
+	p->cfg.profile = p->name;
+	r->mode = CFGKEY_READ_PROFILE;
+	r->labels = p->nlabels > 0;
+	r->skip = selectors;
+	rc = cfgkey_read_object(r, config_keys, path, v, &p->cfg);
+	r->mode = CFGKEY_READ_FILE;
+	r->labels = false;
+	r->skip = NULL;
+	return rc;
 }
-
-static int check_one(struct config *cfg, char *err, size_t errlen);
 
 /*
  * Builds cfg->profiles from cfg->profiles_json over cfg as it stands.
@@ -1085,7 +909,8 @@ static int check_one(struct config *cfg, char *err, size_t errlen);
  */
 static int build_profiles(struct config *cfg, char *err, size_t errlen)
 {
-	struct where w = { "-", err, errlen };
+	struct cfgread r = { "-", err, errlen, CFGKEY_READ_FILE, false, NULL,
+			     0 };
 	size_t n = json_array_size(cfg->profiles_json), i;
 	char msg[512];
 
@@ -1101,7 +926,7 @@ static int build_profiles(struct config *cfg, char *err, size_t errlen)
 		struct profile *p = &cfg->profiles[i];
 
 		cfg->nprofiles++;
-		if (read_profile(&w, i, json_array_get(cfg->profiles_json, i),
+		if (read_profile(&r, i, json_array_get(cfg->profiles_json, i),
 				 cfg, p))
 			goto fail;
 		if (check_one(&p->cfg, msg, sizeof(msg))) {
@@ -1123,6 +948,37 @@ int config_check(struct config *cfg, char *err, size_t errlen)
 	if (check_one(cfg, err, errlen))
 		return -1;
 	return build_profiles(cfg, err, errlen);
+}
+
+int config_build(struct config *cfg, const struct config_source *src,
+		 const char *data, size_t len, char *err, size_t errlen)
+{
+	char msg[512];
+	size_t i;
+
+	if (config_init(cfg))
+		return text_errorf(err, errlen, "out of memory");
+	if (src->path) {
+		if (config_load_buffer(cfg, src->path, data, len, err, errlen))
+			goto fail;
+		if (config_check(cfg, msg, sizeof(msg))) {
+			text_errorf(err, errlen, "config %s: %s", src->path,
+				    msg);
+			goto fail;
+		}
+	}
+	for (i = 0; i < src->nsettings; i++) {
+		const struct config_setting *s = &src->settings[i];
+
+		if (s->set(cfg, s->what, s->value, err, errlen))
+			goto fail;
+	}
+	if (config_check(cfg, err, errlen))
+		goto fail;
+	return 0;
+fail:
+	config_release(cfg);
+	return -1;
 }
 
 const struct config *config_select(const struct config *cfg, const char *ns,

@@ -1,6 +1,7 @@
 /*
  * config.h - the policy configuration (docs/behaviour.md §2): built-in
- * defaults, the JSON file, the common flags, and their validation.
+ * defaults, the JSON file, the common flags, and their validation.  Each
+ * key is one row of config_keys[] (cfgkey.h), which every step follows.
  *
  * Life cycle: config_init() fills the built-in defaults; config_load_file()
  * replaces what the file gives; the setters of the common flags
@@ -19,9 +20,13 @@
 #include "guardcfg.h"
 #include "vgpu.h"
 
-enum policy_action {
-	POLICY_DENY,
-	POLICY_WARN,
+/*
+ * What privilegedPolicy and nodeNamePolicy say to do with a pod that
+ * breaks them (not to be confused with policy.h's POLICY_* operations).
+ */
+enum config_policy {
+	CONFIG_POLICY_DENY,
+	CONFIG_POLICY_WARN,
 };
 
 /* One device family and what the webhook writes for it. */
@@ -49,8 +54,8 @@ struct profile;
 struct config {
 	char *scheduler_name;
 	bool force_overwrite_default_scheduler;
-	enum policy_action privileged_policy;
-	enum policy_action node_name_policy;
+	enum config_policy privileged_policy;
+	enum config_policy node_name_policy;
 	char *node_scheduler_policy; /* "", binpack or spread */
 	char *gpu_scheduler_policy;  /* "", binpack or spread */
 	struct device *devices;
@@ -86,6 +91,13 @@ struct profile {
  */
 const struct config *config_select(const struct config *cfg, const char *ns,
 				   size_t nslen, const json_t *labels);
+
+/*
+ * The keys of the config file, by the rules of cfgkey.h: the top level,
+ * with the keys of a family under "devices" and of the guards under
+ * "guards".
+ */
+extern const struct cfgkey config_keys[];
 
 /* Fills the built-in configuration.  Returns 0, or -1 out of memory. */
 int config_init(struct config *cfg) __attribute__((warn_unused_result));
@@ -124,6 +136,43 @@ int config_set_default_cores(struct config *cfg, const char *what,
 			     const char *value, char *err, size_t errlen)
 	__attribute__((warn_unused_result));
 
+/* The largest config file read. */
+#define CONFIG_FILE_MAX ((size_t)4 << 20)
+
+/*
+ * Sets one key of the configuration from value, the text of a flag; what
+ * is the flag as it is spelled ("--default-mem"), for the message.  The
+ * config_set_*() functions above are such setters.
+ */
+typedef int config_set_fn(struct config *cfg, const char *what,
+			  const char *value, char *err, size_t errlen);
+
+/* One flag of the configuration, applied over the file. */
+struct config_setting {
+	config_set_fn *set;
+	char what[64];     /* the flag as spelled */
+	const char *value; /* borrowed */
+};
+
+/* Where a configuration comes from: its file and the flags over it. */
+struct config_source {
+	const char *path; /* the file, or NULL for none (borrowed) */
+	const struct config_setting *settings; /* in the order given */
+	size_t nsettings;
+};
+
+/*
+ * Builds *cfg from src and data[0..len), the bytes of src->path (unused
+ * without a file): the built-in values, then the file (which must be
+ * valid on its own), then the flags in their order, then the checks and
+ * the profiles.  Returns 0, or -1 with a message that names the file,
+ * flag or key in err[0..errlen) (cfg then released).  The one way `serve`,
+ * `review` and `default` make a config, at start and at each reload.
+ */
+int config_build(struct config *cfg, const struct config_source *src,
+		 const char *data, size_t len, char *err, size_t errlen)
+	__attribute__((warn_unused_result));
+
 /*
  * config_load_file() for the bytes data[0..len) of the file path (named
  * in messages only).
@@ -131,6 +180,12 @@ int config_set_default_cores(struct config *cfg, const char *what,
 int config_load_buffer(struct config *cfg, const char *path, const char *data,
 		       size_t len, char *err, size_t errlen)
 	__attribute__((warn_unused_result));
+
+/*
+ * The top level of cfg (not its profiles' effective configs) as the JSON
+ * file that would give it: a new reference, or NULL out of memory.
+ */
+json_t *config_dump(const struct config *cfg);
 
 /*
  * Validates the whole configuration (ranges, names, uniqueness of family

@@ -146,7 +146,7 @@ void guard_annotations(struct guard_run *run, const struct pod *old,
 	size_t n = 0, i, cap;
 	char who[POD_LINE_SIZE];
 
-	if (g->annotation_policy == GUARD_OFF || !g->keys.n ||
+	if (g->annotation_policy == GUARD_POLICY_OFF || !g->keys.n ||
 	    (!json_object_size(map) && !json_object_size(old_map)))
 		return;
 	cap = json_object_size(map) + json_object_size(old_map);
@@ -175,14 +175,14 @@ void guard_annotations(struct guard_run *run, const struct pod *old,
 				 "annotation \"%s\" is written by the scheduler and cannot be set",
 				 k);
 		/* A patch cannot name a key holding a NUL byte: deny it. */
-		if (policy == GUARD_STRIP && (!run->can_patch || nul))
-			policy = GUARD_DENY;
-		if (policy == GUARD_DENY) {
+		if (policy == GUARD_POLICY_STRIP && (!run->can_patch || nul))
+			policy = GUARD_POLICY_DENY;
+		if (policy == GUARD_POLICY_DENY) {
 			buf_addf(&run->deny, "%s%s", run->deny.len ? "; " : "",
 				 line);
 			guard_hits_add(run->hits, GUARD_ANNOTATIONS,
 				       GUARD_DENIED, keys[i].s, keys[i].len);
-		} else if (policy == GUARD_STRIP) {
+		} else if (policy == GUARD_POLICY_STRIP) {
 			if (!run->pod->strip_keys &&
 			    !(run->pod->strip_keys = json_array()))
 				run->oom = true;
@@ -211,12 +211,13 @@ static void allowed_list(const struct guards *g, const char *name,
 	size_t i, j;
 	json_t *v;
 
-	for (i = 0; i < g->allowed_names.n; i++) {
-		const struct pattern *p = &g->allowed_names.items[i];
+	for (i = 0; i < g->allowed.names.n; i++) {
+		const struct pattern *p = &g->allowed.names.items[i];
 
 		if (!pattern_matchn(p, name, strlen(name)))
 			continue;
-		json_array_foreach(json_object_get(g->allowed, p->text), j, v) {
+		json_array_foreach(json_object_get(g->allowed.values, p->text),
+				   j, v) {
 			char q[POD_LINE_SIZE];
 
 			buf_addf(b, "%s\"%s\"", b->len ? ", " : "",
@@ -261,13 +262,13 @@ static void env_hit(struct guard_run *run, struct pod_container *c,
 		 allowed.len ? buf_str(&allowed) : "",
 		 allowed.len ? ")" : "");
 	buf_release(&allowed);
-	if (policy == GUARD_STRIP && !run->can_patch)
-		policy = GUARD_DENY;
-	if (policy == GUARD_DENY) {
+	if (policy == GUARD_POLICY_STRIP && !run->can_patch)
+		policy = GUARD_POLICY_DENY;
+	if (policy == GUARD_POLICY_DENY) {
 		buf_addf(&run->deny, "%s%s", run->deny.len ? "; " : "", line);
 		guard_hits_add(run->hits, GUARD_ENV, GUARD_DENIED, name,
 			       strlen(name));
-	} else if (policy == GUARD_STRIP) {
+	} else if (policy == GUARD_POLICY_STRIP) {
 		strip_entry(run, c, index);
 		pod_warnf(run->warnings, &run->oom,
 			  "container \"%s\": removed env %s%s%s%s", c->label, n,
@@ -287,7 +288,7 @@ void guard_env(struct guard_run *run, guard_written_fn *written,
 	const struct guards *g = run->g;
 	size_t i, j;
 
-	if (g->env_policy == GUARD_OFF || !g->names.n)
+	if (g->env_policy == GUARD_POLICY_OFF || !g->names.n)
 		return;
 	for (i = 0; i < run->pod->ncontainers; i++) {
 		struct pod_container *c = &run->pod->containers[i];
@@ -334,7 +335,7 @@ static void mount_hit(struct guard_run *run, const struct pod_container *c,
 	snprintf(line, sizeof(line),
 		 "container \"%s\": volume mount at \"%s\" is at or below \"%s\" (guards.volumeMounts)",
 		 c->label, quote(m, path, len), quote(p, prefix, strlen(prefix)));
-	if (run->g->mount_policy == GUARD_DENY) {
+	if (run->g->mount_policy == GUARD_POLICY_DENY) {
 		buf_addf(&run->deny, "%s%s", run->deny.len ? "; " : "", line);
 		guard_hits_add(run->hits, GUARD_MOUNTS, GUARD_DENIED, path,
 			       len);
@@ -351,7 +352,8 @@ void guard_mounts(struct guard_run *run)
 	char small[512], *clean;
 	size_t i, j;
 
-	if (g->mount_policy == GUARD_OFF || !json_array_size(g->mount_paths))
+	if (g->mount_policy == GUARD_POLICY_OFF ||
+	    !json_array_size(g->mount_paths))
 		return;
 	for (i = 0; i < run->pod->ncontainers; i++) {
 		const struct pod_container *c = &run->pod->containers[i];

@@ -1,14 +1,11 @@
 /*
- * guardcfg.h - the `guards` object of the config (behaviour §2.1): its
- * built-in defaults, reading it from JSON, and merging one level over
- * another.  Three guards: scheduler annotations, env names, and volume
- * mount paths.
+ * guardcfg.h - the `guards` object of the config (behaviour §2.1): the
+ * types of its values, read by config.c's table of keys (cfgkey.h), and
+ * the questions the guards ask of them.  Three guards: scheduler
+ * annotations, env names, and volume mount paths.
  *
- * Each key read is recorded in `given`, so that a level (the file, or a
- * profile) is read into an empty struct guards and merged over the level
- * above with guardcfg_merge(): a key given replaces its value whole, a key
- * not given keeps the value above.  Patterns are compiled when read; a
- * struct guards is only read afterwards, so threads may share it.
+ * Patterns are compiled when read; a struct guards is only read
+ * afterwards, so threads may share it.
  */
 #ifndef GUARDCFG_H
 #define GUARDCFG_H
@@ -18,26 +15,25 @@
 
 #include <jansson.h>
 
+#include "cfgkey.h"
 #include "compiler.h"
 #include "pattern.h"
 
+/*
+ * What a guard's `policy` key says to do with a violation; what was done
+ * with one hit is guard.h's enum guard_action (GUARD_DENIED, ...).
+ */
 enum guard_policy {
-	GUARD_DENY,
-	GUARD_STRIP,
-	GUARD_WARN,
-	GUARD_OFF,
+	GUARD_POLICY_DENY,
+	GUARD_POLICY_STRIP,
+	GUARD_POLICY_WARN,
+	GUARD_POLICY_OFF,
 };
 
-/* Bits of struct guards.given: the keys a level gave. */
-enum {
-	GUARD_GIVEN_ANNOTATION_POLICY = 1u << 0,
-	GUARD_GIVEN_KEYS = 1u << 1,
-	GUARD_GIVEN_WRITERS = 1u << 2,
-	GUARD_GIVEN_ENV_POLICY = 1u << 3,
-	GUARD_GIVEN_NAMES = 1u << 4,
-	GUARD_GIVEN_ALLOWED = 1u << 5,
-	GUARD_GIVEN_MOUNT_POLICY = 1u << 6,
-	GUARD_GIVEN_MOUNT_PATHS = 1u << 7,
+/* env.allowedValues: name patterns, each with the values it allows. */
+struct guard_allowed {
+	json_t *values;           /* object: pattern -> array of strings */
+	struct pattern_set names; /* the keys of values, in order */
 };
 
 struct guards {
@@ -46,45 +42,28 @@ struct guards {
 	json_t *writers;           /* array of strings */
 	enum guard_policy env_policy;
 	struct pattern_set names;  /* env.names */
-	json_t *allowed;           /* env.allowedValues: object, pattern ->
-				      array of strings */
-	struct pattern_set allowed_names; /* the keys of allowed, in order */
+	struct guard_allowed allowed; /* env.allowedValues */
 	enum guard_policy mount_policy; /* volumeMounts.policy: never strip */
 	json_t *mount_paths;       /* volumeMounts.paths: array of absolute
 				      paths, each in its lexical normal form
 				      (text_clean_path()) */
-	unsigned given;            /* GUARD_GIVEN_* */
 };
 
-/* "deny", "strip", "warn" or "off". */
-const char *guard_policy_name(enum guard_policy policy);
-
-/* The built-in guards.  Returns 0, or -1 out of memory (g then empty). */
-int guardcfg_init(struct guards *g) COMPILER_WUR;
-
-/* An empty level: nothing given, no patterns.  Returns 0 or -1 (OOM). */
-int guardcfg_init_empty(struct guards *g) COMPILER_WUR;
-
-/* Frees what g owns.  Accepts a zeroed or released struct. */
-void guardcfg_release(struct guards *g);
+/* The policies of a guard, and of one that cannot strip (cfgkey_enum). */
+extern const char *const guardcfg_policies[];
+extern const int guardcfg_policy_values[];
+extern const char *const guardcfg_policies_no_strip[];
+extern const int guardcfg_policy_values_no_strip[];
 
 /*
- * Reads the JSON object v (the value of `guards`) into g, which
- * guardcfg_init_empty() prepared: every key optional (null as absent), no
- * unknown key, values checked, writer groups that every requester is in
- * refused.  Returns 0, or -1 with a message "<where>: guards.KEY: ..."
- * in err[0..errlen).
+ * The types of the guards' values (cfgkey.h): writers (a JSON array of
+ * user names and "group:NAME", refusing the groups every requester is
+ * in), allowedValues (struct guard_allowed) and mount paths (a JSON array
+ * of absolute paths in their lexical normal form, text_clean_path()).
  */
-int guardcfg_read(struct guards *g, const json_t *v, const char *where,
-		  char *err, size_t errlen) COMPILER_WUR;
-
-/*
- * Replaces in dst each key that src gave, with a copy of src's value, and
- * marks it given in dst.  Returns 0, or -1 out of memory (dst is then
- * unchanged or partly merged, and still valid to read and release).
- */
-int guardcfg_merge(struct guards *dst, const struct guards *src)
-	COMPILER_WUR;
+extern const struct cfgkey_type guardcfg_writers;
+extern const struct cfgkey_type guardcfg_allowed_values;
+extern const struct cfgkey_type guardcfg_paths;
 
 /*
  * Whether value is in the allowed values of the env name name[0..len):

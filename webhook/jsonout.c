@@ -129,6 +129,24 @@ int jsonout_real_precision(double d, int min)
 	return prec;
 }
 
+void jsonout_value_precision(const json_t *v, int *precision)
+{
+	const char *k;
+	json_t *item;
+	size_t i;
+
+	if (json_is_real(v)) {
+		*precision = jsonout_real_precision(json_real_value(v),
+						    *precision);
+	} else if (json_is_object(v)) {
+		json_object_foreach((json_t *)v, k, item)
+			jsonout_value_precision(item, precision);
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, item)
+			jsonout_value_precision(item, precision);
+	}
+}
+
 void jsonout_free(void *p)
 {
 	json_free_t release;

@@ -44,6 +44,12 @@ void jsonout_dump(struct buf *b, const json_t *v);
 int jsonout_real_precision(double d, int min);
 
 /*
+ * Raises *precision to the significant digits that print every real in v
+ * exactly (JSON_REAL_PRECISION() for json_dumps()).
+ */
+void jsonout_value_precision(const json_t *v, int *precision);
+
+/*
  * Frees memory that jansson handed to the caller, such as the text of
  * json_dumps(), with the free function installed in jansson (the arena's
  * when arena_setup() ran; see arena.h).  p may be NULL.

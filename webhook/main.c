@@ -6,8 +6,10 @@
  * One table (flags[] below) says everything of a flag: its spelling,
  * which commands take it, whether it takes a value, its line in the usage,
  * and its setter.  Setters of the command's options run as the flags are
- * read; setters of the configuration run after the configuration file is
- * read, in the order of the flags, so that a flag overrides the file.
+ * read; setters of the configuration are collected into the config's
+ * source (config.h), and config_build() runs them after the file, in the
+ * order of the flags, so that a flag overrides the file (at start, and at
+ * each reload of `serve`).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -21,10 +23,10 @@
 #include "cmd_serve.h"
 #include "config.h"
 #include "file.h"
-#include "reload.h"
 #include "manifest.h"
 #include "review.h"
 #include "text.h"
+#include "watch.h"
 
 #define PROG "vgpu-webhook"
 
@@ -39,12 +41,6 @@ enum command { CMD_SERVE, CMD_REVIEW, CMD_DEFAULT, CMD_VERSION, CMD_CHECK };
 
 struct flag;
 
-/* A flag of the configuration and its value, applied after the file. */
-struct setting {
-	const struct flag *flag;
-	const char *value;
-};
-
 /* What the command line asks for; the strings are borrowed from argv. */
 struct args {
 	enum command cmd;
@@ -56,7 +52,9 @@ struct args {
 	struct review_options offline; /* review, default: --user, --group */
 	json_t *groups;           /* --group values, or NULL */
 	struct manifest_options def; /* default: --namespace, --check */
-	struct setting *settings; /* room for one per argument */
+	/* The flags of the configuration, applied over the file (config.h):
+	 * room for one per argument. */
+	struct config_setting *settings;
 	size_t nsettings;
 };
 
@@ -66,13 +64,6 @@ struct args {
  */
 typedef int flag_set_fn(struct args *a, const struct flag *f,
 			const char *value, char *err, size_t errlen);
-
-/*
- * Sets one key of the configuration from value; what is the flag as it is
- * spelled, for the message (config.h).
- */
-typedef int config_set_fn(struct config *cfg, const char *what,
-			  const char *value, char *err, size_t errlen);
 
 struct flag {
 	/* Spelled "--name", and "-name" too when it is one letter.  A flag
@@ -554,8 +545,12 @@ static int parse_args(int argc, char **argv, struct args *a)
 				return usage_error("unknown flag", arg);
 		}
 		if (f->setting) {
-			a->settings[a->nsettings].flag = f;
-			a->settings[a->nsettings++].value = value;
+			struct config_setting *cs = &a->settings[a->nsettings++];
+
+			cs->set = f->setting;
+			snprintf(cs->what, sizeof(cs->what), "%s%s", dashes(f),
+				 f->name);
+			cs->value = value;
 			continue;
 		}
 		if (f->set(a, f, value, err, sizeof(err))) {
@@ -571,53 +566,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 }
 
 /*
- * Builds the configuration from the bytes data[0..len) of the config file
- * path (NULL: no file): built-in defaults, then the file (which must be
- * valid on its own), then the flags in their order (arg: the struct args).
- * Returns 0, or -1 with a message that names the file, flag or key
- * (reload.h, reload_build_fn).
- */
-static int build_config(struct config *cfg, const char *path,
-			const char *data, size_t len, const void *arg,
-			char *err, size_t errlen)
-{
-	const struct args *a = arg;
-	char msg[512];
-	size_t i;
-
-	if (config_init(cfg))
-		return text_errorf(err, errlen, "out of memory");
-	if (path) {
-		if (config_load_buffer(cfg, path, data, len, err, errlen))
-			goto fail;
-		if (config_check(cfg, msg, sizeof(msg))) {
-			text_errorf(err, errlen, "config %s: %s", path, msg);
-			goto fail;
-		}
-	}
-	for (i = 0; i < a->nsettings; i++) {
-		const struct setting *s = &a->settings[i];
-		char what[64];
-
-		snprintf(what, sizeof(what), "%s%s", dashes(s->flag),
-			 s->flag->name);
-		if (s->flag->setting(cfg, what, s->value, err, errlen))
-			goto fail;
-	}
-	if (config_check(cfg, err, errlen))
-		goto fail;
-	return 0;
-fail:
-	config_release(cfg);
-	return -1;
-}
-
-/*
  * Builds the configuration from the file (read once) and the flags, and
  * the SHA-256 of the file's bytes into sha256 ("" without a file).
  * Returns 0, or 2 after a message that names the file, flag or key.
  */
-static int load_config(struct config *cfg, const struct args *a,
+static int load_config(struct config *cfg, const struct config_source *src,
 		       char sha256[65])
 {
 	char err[600], *data = NULL;
@@ -625,15 +578,15 @@ static int load_config(struct config *cfg, const struct args *a,
 	int rc;
 
 	sha256[0] = '\0';
-	if (a->config_file) {
-		if (file_read(a->config_file, (size_t)4 << 20, &data, &len, err,
+	if (src->path) {
+		if (file_read(src->path, CONFIG_FILE_MAX, &data, &len, err,
 			      sizeof(err))) {
 			fprintf(stderr, PROG ": --config: %s\n", err);
 			return 2;
 		}
-		reload_sha256(data, len, sha256);
+		watch_sha256(data, len, sha256);
 	}
-	rc = build_config(cfg, a->config_file, data, len, a, err, sizeof(err));
+	rc = config_build(cfg, src, data, len, err, sizeof(err));
 	free(data);
 	if (rc) {
 		fprintf(stderr, PROG ": %s\n", err);
@@ -646,6 +599,7 @@ int main(int argc, char **argv)
 {
 	struct args a;
 	struct config cfg;
+	struct config_source src;
 	char sha256[65];
 	int status;
 
@@ -693,15 +647,16 @@ int main(int argc, char **argv)
 				 cmd_check_run(&a.check);
 		goto out;
 	}
-	status = load_config(&cfg, &a, sha256);
+	src.path = a.config_file;
+	src.settings = a.settings;
+	src.nsettings = a.nsettings;
+	status = load_config(&cfg, &src, sha256);
 	if (status)
 		goto out;
 	switch (a.cmd) {
 	case CMD_SERVE:
-		a.serve.config_file = a.config_file;
+		a.serve.config_source = &src;
 		a.serve.config_sha256 = sha256;
-		a.serve.build_config = build_config;
-		a.serve.build_arg = &a;
 		status = cmd_serve_run(&cfg, &a.serve);
 		break;
 	case CMD_REVIEW:

@@ -12,6 +12,7 @@
 #include "manifest.h"
 #include "pick.h"
 #include "review.h"
+#include "review_pod.h"
 #include "text.h"
 #include "yamlio.h"
 
@@ -333,7 +334,7 @@ static void write_json(struct buf *out, const json_t *doc)
 	int precision = 1;
 	char *text;
 
-	review_real_precision(doc, &precision);
+	jsonout_value_precision(doc, &precision);
 	text = json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(precision));
 	if (!text) {
 		buf_fail(out);

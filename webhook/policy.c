@@ -153,8 +153,9 @@ static bool check_policies(struct decider *p)
 		snprintf(line, sizeof(line),
 			 "container \"%s\": privileged containers can see every GPU of the node (privilegedPolicy: %s)",
 			 c->label,
-			 cfg->privileged_policy == POLICY_DENY ? "deny" : "warn");
-		if (cfg->privileged_policy == POLICY_DENY) {
+			 cfg->privileged_policy == CONFIG_POLICY_DENY ? "deny"
+								      : "warn");
+		if (cfg->privileged_policy == CONFIG_POLICY_DENY) {
 			denyf(p, 403, "%s", line);
 			return false;
 		}
@@ -164,8 +165,9 @@ static bool check_policies(struct decider *p)
 		snprintf(line, sizeof(line),
 			 "spec.nodeName \"%s\" bypasses the vGPU scheduler (nodeNamePolicy: %s)",
 			 p->pod.node_label,
-			 cfg->node_name_policy == POLICY_DENY ? "deny" : "warn");
-		if (cfg->node_name_policy == POLICY_DENY) {
+			 cfg->node_name_policy == CONFIG_POLICY_DENY ? "deny"
+								     : "warn");
+		if (cfg->node_name_policy == CONFIG_POLICY_DENY) {
 			denyf(p, 403, "%s", line);
 			return false;
 		}
@@ -432,7 +434,7 @@ bool policy_wants(const struct config *cfg, enum policy_operation op)
 	switch (op) {
 	case POLICY_UPDATE:
 	case POLICY_BINDING:
-		return cfg->guards.annotation_policy != GUARD_OFF;
+		return cfg->guards.annotation_policy != GUARD_POLICY_OFF;
 	default:
 		return true;
 	}

@@ -25,6 +25,9 @@
  * document read up to its byte n (a "billion laughs" document), are
  * refused before the memory is spent; so is a document of more than
  * YAMLIO_DOCUMENT_MAX bytes, as soon as its end passes that size.
+ *
+ * The reader is yamlio_load.c, the writer yamlio_dump.c, and the scalar
+ * rules both follow are yamlio_scalar.c (yamlio_scalar.h, internal).
  */
 #ifndef YAMLIO_H
 #define YAMLIO_H

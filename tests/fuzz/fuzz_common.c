@@ -60,18 +60,18 @@ const struct config *fuzz_config(unsigned selector)
 		d->overwrite_env = 1;
 		free(configs[i].node_scheduler_policy);
 		configs[i].node_scheduler_policy = strdup("binpack");
-		configs[i].privileged_policy = POLICY_WARN;
-		configs[i].node_name_policy = POLICY_WARN;
+		configs[i].privileged_policy = CONFIG_POLICY_WARN;
+		configs[i].node_name_policy = CONFIG_POLICY_WARN;
 		/* the guards remove what they find */
-		configs[i].guards.annotation_policy = GUARD_STRIP;
-		configs[i].guards.env_policy = GUARD_STRIP;
+		configs[i].guards.annotation_policy = GUARD_POLICY_STRIP;
+		configs[i].guards.env_policy = GUARD_POLICY_STRIP;
 	}
 	if (i == 2) {
 		/* the guards warn, and one pattern matches everything */
 		const char *all = "*";
 
-		configs[i].guards.annotation_policy = GUARD_WARN;
-		configs[i].guards.env_policy = GUARD_WARN;
+		configs[i].guards.annotation_policy = GUARD_POLICY_WARN;
+		configs[i].guards.env_policy = GUARD_POLICY_WARN;
 		pattern_set_release(&configs[i].guards.keys);
 		FUZZ_ASSERT(pattern_set_init(&configs[i].guards.keys, &all, 1) == 0);
 	}

@@ -1,8 +1,9 @@
 /*
  * test.h - what the cmocka programs share: the headers cmocka needs, the
  * size of a table, expectations that count instead of stopping, a file
- * reader, a JSON loader for test inputs, deep documents, a group fixture
- * holding the built-in config, and a measure of the stack a function uses.
+ * reader, a JSON loader for test inputs, deep documents, a fixture that
+ * makes the built-in config for each test, and a measure of the stack a
+ * function uses.
  *
  * Everything here is a macro or a static inline function, so that each
  * program takes what it uses and nothing else.
@@ -105,12 +106,14 @@ static inline char *test_nest(size_t n, const char *open, const char *inner,
 	return s;
 }
 
-#ifdef TEST_GROUP_CONFIG
+#ifdef TEST_CONFIG
 /*
- * A program that defines TEST_GROUP_CONFIG before it includes this header
- * gets `cfg`, the built-in config that main() uses without --config, made
- * by test_config_setup() and taken back by test_config_teardown(): pass
- * both to cmocka_run_group_tests_name().
+ * A program that defines TEST_CONFIG before it includes this header gets
+ * `cfg`, the built-in config that main() uses without --config, made
+ * afresh for each test by test_config_setup() and taken back by
+ * test_config_teardown(): list a test with TEST_WITH_CONFIG(fn).  A test
+ * may change cfg as it likes (releasing what it replaces); a failed assert
+ * cannot leave the change to the next test.
  */
 #include "config.h"
 
@@ -137,6 +140,10 @@ static int test_config_teardown(void **state)
 	config_release(&cfg);
 	return 0;
 }
+
+#define TEST_WITH_CONFIG(fn) \
+	cmocka_unit_test_setup_teardown(fn, test_config_setup, \
+					test_config_teardown)
 #endif
 
 #ifdef TEST_STACK

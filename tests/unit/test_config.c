@@ -5,7 +5,9 @@
 
 #include "test.h"
 
+#include "cfgkey.h"
 #include "config.h"
+#include "yamlio.h"
 
 static char path[64];
 
@@ -46,8 +48,8 @@ static void test_config__defaults(void **state)
 	assert_int_equal(config_check(&cfg, err, sizeof(err)), 0);
 	assert_string_equal(cfg.scheduler_name, "hami-scheduler");
 	assert_true(cfg.force_overwrite_default_scheduler);
-	assert_int_equal(cfg.privileged_policy, POLICY_DENY);
-	assert_int_equal(cfg.node_name_policy, POLICY_DENY);
+	assert_int_equal(cfg.privileged_policy, CONFIG_POLICY_DENY);
+	assert_int_equal(cfg.node_name_policy, CONFIG_POLICY_DENY);
 	assert_string_equal(cfg.node_scheduler_policy, "");
 	assert_int_equal(cfg.ndevices, 1);
 	d = &cfg.devices[0];
@@ -98,8 +100,8 @@ static void test_config__every_key(void **state)
 		0);
 	assert_string_equal(cfg.scheduler_name, "my-sched");
 	assert_false(cfg.force_overwrite_default_scheduler);
-	assert_int_equal(cfg.privileged_policy, POLICY_WARN);
-	assert_int_equal(cfg.node_name_policy, POLICY_WARN);
+	assert_int_equal(cfg.privileged_policy, CONFIG_POLICY_WARN);
+	assert_int_equal(cfg.node_name_policy, CONFIG_POLICY_WARN);
 	assert_string_equal(cfg.node_scheduler_policy, "binpack");
 	assert_string_equal(cfg.gpu_scheduler_policy, "spread");
 	assert_int_equal(cfg.ndevices, 2);
@@ -261,8 +263,8 @@ static void test_config__guards(void **state)
 
 	(void)state;
 	assert_int_equal(config_init(&cfg), 0);
-	assert_int_equal(g->annotation_policy, GUARD_DENY);
-	assert_int_equal(g->env_policy, GUARD_DENY);
+	assert_int_equal(g->annotation_policy, GUARD_POLICY_DENY);
+	assert_int_equal(g->env_policy, GUARD_POLICY_DENY);
 	assert_int_equal(g->keys.n, 6);
 	assert_int_equal(g->names.n, 13);
 	assert_true(pattern_set_findn(&g->keys, "hami.io/vgpu-devices-allocated",
@@ -282,7 +284,7 @@ static void test_config__guards(void **state)
 	assert_true(guardcfg_is_writer(g,
 		"system:serviceaccount:kube-system:hami-scheduler", NULL));
 	assert_false(guardcfg_is_writer(g, "alice", groups));
-	assert_int_equal(g->mount_policy, GUARD_DENY);
+	assert_int_equal(g->mount_policy, GUARD_POLICY_DENY);
 	assert_int_equal(json_array_size(g->mount_paths), 1);
 	assert_string_equal(guardcfg_mount_path(g,
 		"/var/run/nvidia-container-devices/all", 37),
@@ -295,21 +297,24 @@ static void test_config__guards(void **state)
 	assert_int_equal(load(&cfg,
 		"{\"guards\":{\"volumeMounts\":{\"paths\":[\"/a//b/./c/..\","
 		"\"/\"],\"policy\":null}}}", err, sizeof(err)), 0);
-	assert_int_equal(g->mount_policy, GUARD_DENY);
+	assert_int_equal(g->mount_policy, GUARD_POLICY_DENY);
 	assert_string_equal(json_string_value(json_array_get(g->mount_paths,
 							     0)), "/a/b");
 	assert_string_equal(json_string_value(json_array_get(g->mount_paths,
 							     1)), "/");
-	assert_int_equal(g->given, GUARD_GIVEN_MOUNT_PATHS);
+	/* what the level did not give keeps its built-in value */
+	assert_int_equal(g->keys.n, 6);
+	assert_int_equal(g->env_policy, GUARD_POLICY_DENY);
 	config_release(&cfg);
 	assert_int_equal(load(&cfg,
 		"{\"guards\":{\"volumeMounts\":{\"policy\":\"warn\"}},"
 		"\"profiles\":[{\"name\":\"p\",\"namespaces\":[\"x\"],"
 		"\"guards\":{\"volumeMounts\":{\"policy\":\"off\","
 		"\"paths\":[\"/x/\"]}}}]}", err, sizeof(err)), 0);
-	assert_int_equal(g->mount_policy, GUARD_WARN);
+	assert_int_equal(g->mount_policy, GUARD_POLICY_WARN);
 	assert_int_equal(json_array_size(g->mount_paths), 1);
-	assert_int_equal(cfg.profiles[0].cfg.guards.mount_policy, GUARD_OFF);
+	assert_int_equal(cfg.profiles[0].cfg.guards.mount_policy,
+			 GUARD_POLICY_OFF);
 	assert_string_equal(json_string_value(json_array_get(
 		cfg.profiles[0].cfg.guards.mount_paths, 0)), "/x");
 	config_release(&cfg);
@@ -318,14 +323,15 @@ static void test_config__guards(void **state)
 		"{\"guards\":{\"env\":{\"policy\":\"warn\"},"
 		"\"schedulerAnnotations\":{\"writers\":[\"bob\",\"group:ops\"],"
 		"\"policy\":null}}}", err, sizeof(err)), 0);
-	assert_int_equal(g->env_policy, GUARD_WARN);
+	assert_int_equal(g->env_policy, GUARD_POLICY_WARN);
 	assert_int_equal(g->names.n, 13); /* kept */
-	assert_int_equal(g->annotation_policy, GUARD_DENY);
+	assert_int_equal(g->annotation_policy, GUARD_POLICY_DENY);
 	assert_true(guardcfg_is_writer(g, "bob", NULL));
 	assert_true(guardcfg_is_writer(g, "alice", groups));
 	assert_false(guardcfg_is_writer(g,
 		"system:serviceaccount:kube-system:hami-scheduler", NULL));
-	assert_int_equal(g->given, GUARD_GIVEN_ENV_POLICY | GUARD_GIVEN_WRITERS);
+	assert_int_equal(g->keys.n, 6);
+	assert_int_equal(json_array_size(g->mount_paths), 1);
 	config_release(&cfg);
 
 	/* a list replaces the built-in one whole */
@@ -472,8 +478,8 @@ static void test_config__profiles(void **state)
 	labels = json_pack("{ssss}", "size", "whole", "tier", "a");
 	sel = config_select(&cfg, "serving-x", 9, labels);
 	assert_string_equal(sel->profile, "inference");
-	assert_int_equal(sel->privileged_policy, POLICY_WARN);
-	assert_int_equal(sel->guards.env_policy, GUARD_WARN);
+	assert_int_equal(sel->privileged_policy, CONFIG_POLICY_WARN);
+	assert_int_equal(sel->guards.env_policy, GUARD_POLICY_WARN);
 	assert_int_equal(sel->devices[0].family.default_memory, 2000);
 	assert_true(sel->devices[0].from_profile &
 		    DEVICE_FROM_PROFILE_MEMORY);
@@ -483,13 +489,25 @@ static void test_config__profiles(void **state)
 	/* first match wins; the labels match the second */
 	sel = config_select(&cfg, "ml", 2, labels);
 	assert_string_equal(sel->profile, "whole");
-	assert_int_equal(sel->privileged_policy, POLICY_DENY);
+	assert_int_equal(sel->privileged_policy, CONFIG_POLICY_DENY);
 	assert_int_equal(sel->devices[0].family.default_memory, 0);
 	/* every label must be there, with that value */
 	json_object_set_new(labels, "tier", json_string("b"));
 	assert_ptr_equal(config_select(&cfg, "ml", 2, labels), &cfg);
 	assert_ptr_equal(config_select(&cfg, "serving", 7, NULL), &cfg);
 	json_decref(labels);
+	config_release(&cfg);
+
+	/* a profile's keys in any order: its name and selectors after the
+	 * families it overrides */
+	assert_int_equal(load(&cfg,
+		"{\"profiles\": [{\"devices\": [{\"defaultMemory\": 1,"
+		" \"name\": \"nvidia\"}], \"podLabels\": {\"a\": \"b\"},"
+		" \"name\": \"late\", \"schedulerPolicy\": {\"gpu\": \"spread\"}}]}",
+		err, sizeof(err)), 0);
+	assert_string_equal(cfg.profiles[0].name, "late");
+	assert_int_equal(cfg.profiles[0].cfg.devices[0].family.default_memory, 1);
+	assert_string_equal(cfg.profiles[0].cfg.gpu_scheduler_policy, "spread");
 	config_release(&cfg);
 }
 
@@ -536,6 +554,492 @@ static void test_config__profile_refusals(void **state)
 	}
 }
 
+/* --- the table of keys ------------------------------------------------ */
+
+/* One key of the table, with its path from the top of the file. */
+struct key_at {
+	char path[96];          /* "guards.env.policy"; a family's: its name */
+	const struct cfgkey *k;
+	bool family;            /* a key of an entry of devices */
+};
+
+/* Collects every key of keys (but objects, whose keys it collects). */
+static size_t collect_keys(const struct cfgkey *keys, const char *prefix,
+			   bool family, struct key_at *out, size_t n,
+			   size_t max)
+{
+	for (; keys->name; keys++) {
+		char kpath[96];
+
+		snprintf(kpath, sizeof(kpath), "%s%s%s", prefix,
+			 prefix[0] ? "." : "", keys->name);
+		if (keys->type != &cfgkey_object) {
+			assert_true(n < max);
+			snprintf(out[n].path, sizeof(out[n].path), "%s", kpath);
+			out[n].k = keys;
+			out[n++].family = family;
+		}
+		if (keys->keys)
+			n = collect_keys(keys->keys,
+					 keys->type == &cfgkey_object ? kpath : "",
+					 keys->type != &cfgkey_object, out, n,
+					 max);
+	}
+	return n;
+}
+
+/* The member at the dotted kpath of obj, or NULL (borrowed). */
+static json_t *at_path(json_t *obj, const char *kpath)
+{
+	char part[96];
+	const char *dot;
+
+	while (obj && (dot = strchr(kpath, '.'))) {
+		snprintf(part, sizeof(part), "%.*s", (int)(dot - kpath), kpath);
+		obj = json_object_get(obj, part);
+		kpath = dot + 1;
+	}
+	return json_object_get(obj, kpath);
+}
+
+/* Sets the member at the dotted kpath of obj to v (stolen). */
+static void set_path(json_t *obj, const char *kpath, json_t *v)
+{
+	char part[96];
+	const char *dot;
+
+	while ((dot = strchr(kpath, '.'))) {
+		json_t *next;
+
+		snprintf(part, sizeof(part), "%.*s", (int)(dot - kpath), kpath);
+		next = json_object_get(obj, part);
+		if (!next) {
+			next = json_object();
+			json_object_set_new(obj, part, next);
+		}
+		obj = next;
+		kpath = dot + 1;
+	}
+	json_object_set_new(obj, kpath, v);
+}
+
+/* The value of key a at in cfg (a family's: of its first family). */
+static json_t *value_of(const struct config *c, const struct key_at *a)
+{
+	json_t *dump = config_dump(c), *v;
+
+	assert_non_null(dump);
+	v = a->family ? json_object_get(json_array_get(json_object_get(dump,
+			"devices"), 0), a->path) : at_path(dump, a->path);
+	json_incref(v);
+	json_decref(dump);
+	return v;
+}
+
+/* Loads doc (consumed) as a config file; 0, or -1 with err. */
+static int load_doc(struct config *c, json_t *doc, char *err, size_t len)
+{
+	char *text = json_dumps(doc, 0);
+	int rc;
+
+	assert_non_null(text);
+	json_decref(doc);
+	rc = load(c, text, err, len);
+	free(text);
+	return rc;
+}
+
+/*
+ * A config file that gives the key a as value (consumed), plus profiles
+ * (consumed, or NULL): a family's key in the built-in family.
+ */
+static json_t *file_with(const struct key_at *a, json_t *value,
+			 json_t *profiles)
+{
+	json_t *doc = json_object();
+
+	if (a->family) {
+		struct config c;
+		json_t *dump, *family;
+
+		assert_int_equal(config_init(&c), 0);
+		dump = config_dump(&c);
+		family = json_deep_copy(json_array_get(json_object_get(dump,
+						"devices"), 0));
+		json_object_set_new(family, a->path, value);
+		json_object_set_new(doc, "devices", json_pack("[o]", family));
+		json_decref(dump);
+		config_release(&c);
+	} else if (value) {
+		set_path(doc, a->path, value);
+	}
+	if (profiles)
+		json_object_set_new(doc, "profiles", profiles);
+	return doc;
+}
+
+/* A profile named name, selecting by namespace or by labels, giving a. */
+static json_t *profile_with(const char *name, bool labels,
+			    const struct key_at *a, json_t *value)
+{
+	json_t *p = labels ? json_pack("{ss s{ss}}", "name", name,
+				       "podLabels", "team", "a") :
+			     json_pack("{ss s[s]}", "name", name,
+				       "namespaces", "ns");
+
+	if (a && a->family)
+		json_object_set_new(p, "devices",
+				    json_pack("[{ss so}]", "name", "nvidia",
+					      a->path, value));
+	else if (a)
+		set_path(p, a->path, value);
+	return p;
+}
+
+/*
+ * Every key of the table goes through read, copy and profile override: a
+ * file that gives it reads it (the top level has the value), a profile
+ * that does not give it has a copy of it, a profile that gives it has it
+ * (and the top level keeps the built-in value), and a profile may give it
+ * exactly where the table says.  A key dropped from any of these steps,
+ * or a row without a sample, fails here.
+ */
+static void test_config__every_key_round_trips(void **state)
+{
+	struct key_at keys[64];
+	struct config builtin, c;
+	size_t n, i;
+	char err[512];
+
+	(void)state;
+	n = collect_keys(config_keys, "", false, keys, 0, NELEM(keys));
+	assert_true(n >= 30);
+	assert_int_equal(config_init(&builtin), 0);
+	assert_int_equal(config_check(&builtin, err, sizeof(err)), 0);
+	for (i = 0; i < n; i++) {
+		const struct key_at *a = &keys[i];
+		const struct cfgkey *k = a->k;
+		/* A profile has no profiles; it has a copy of every other key. */
+		bool own = !a->family && !strcmp(a->path, "profiles");
+		json_t *sample, *def, *got;
+
+		if (!(k->where & CFGKEY_OWN) != !own)
+			fail_msg("%s: %s copied into a profile's config", a->path,
+				 own ? "must not be" : "must be");
+		if (!k->sample)
+			fail_msg("%s: the row has no sample", a->path);
+		sample = json_loads(k->sample, JSON_DECODE_ANY, NULL);
+		assert_non_null(sample);
+		def = value_of(&builtin, a);
+		if (json_equal(def, sample))
+			fail_msg("%s: the sample is the built-in value", a->path);
+
+		/* a key of profiles only: refused at the top level */
+		if (!(k->where & (CFGKEY_TOP | CFGKEY_FAMILY))) {
+			if (!load_doc(&c, file_with(a, json_incref(sample),
+						    NULL), err, sizeof(err)) ||
+			    !strstr(err, "unknown key"))
+				fail_msg("%s: a key of profiles only is read at the top level",
+					 a->path);
+			config_release(&c);
+			goto override;
+		}
+		/* read, and copied into a profile that does not give it */
+		if (load_doc(&c, file_with(a, json_incref(sample),
+					   k->where & CFGKEY_OWN ? NULL :
+					   json_pack("[o]", profile_with("p",
+						false, NULL, NULL))),
+			     err, sizeof(err)))
+			fail_msg("%s: the sample is refused: %s", a->path, err);
+		got = value_of(&c, a);
+		if (!json_equal(got, sample))
+			fail_msg("%s: not read from the file", a->path);
+		json_decref(got);
+		if (!own) {
+			got = value_of(&c.profiles[0].cfg, a);
+			if (!json_equal(got, sample))
+				fail_msg("%s: not copied into a profile",
+					 a->path);
+			json_decref(got);
+		}
+		config_release(&c);
+
+override:
+		/* a profile's own value; the top level keeps the built-in */
+		if (k->keys || (a->family && !strcmp(a->path, "name"))) {
+			/* devices: a profile overrides the families' keys
+			 * (tested each); a family's name selects it */
+		} else if (k->where & CFGKEY_PROFILE) {
+			if (load_doc(&c, file_with(a, NULL, json_pack("[o]",
+					profile_with("p", false, a,
+						     json_incref(sample)))),
+				     err, sizeof(err)))
+				fail_msg("%s: refused in a profile: %s",
+					 a->path, err);
+			got = value_of(&c.profiles[0].cfg, a);
+			if (!json_equal(got, sample))
+				fail_msg("%s: a profile does not override it",
+					 a->path);
+			json_decref(got);
+			got = value_of(&c, a);
+			if (!json_equal(got, def))
+				fail_msg("%s: a profile changed the top level",
+					 a->path);
+			json_decref(got);
+			if (a->family &&
+			    c.profiles[0].cfg.devices[0].from_profile != k->from)
+				fail_msg("%s: from_profile %u, want %u",
+					 a->path,
+					 c.profiles[0].cfg.devices[0].from_profile,
+					 k->from);
+			config_release(&c);
+			/* a profile that selects by podLabels */
+			if (load_doc(&c, file_with(a, NULL, json_pack("[o]",
+					profile_with("p", true, a,
+						     json_incref(sample)))),
+				     err, sizeof(err)) !=
+			    ((k->where & CFGKEY_LABELS) ? 0 : -1))
+				fail_msg("%s: podLabels profile: %s", a->path,
+					 (k->where & CFGKEY_LABELS) ? err :
+					 "accepted");
+			if (!(k->where & CFGKEY_LABELS) &&
+			    !strstr(err, "a profile that selects by podLabels may not override this key"))
+				fail_msg("%s: %s", a->path, err);
+			config_release(&c);
+		} else {
+			if (!load_doc(&c, file_with(a, NULL, json_pack("[o]",
+					profile_with("p", false, a,
+						     json_incref(sample)))),
+				      err, sizeof(err)))
+				fail_msg("%s: a profile may give it", a->path);
+			if (!strstr(err, a->family ?
+				    "a profile may not override this key" :
+				    "unknown key"))
+				fail_msg("%s: %s", a->path, err);
+			config_release(&c);
+		}
+		json_decref(def);
+		json_decref(sample);
+	}
+	config_release(&builtin);
+}
+
+/* The names of the keys of keys with a bit of where, and extra names. */
+static json_t *names_where(const struct cfgkey *keys, unsigned where,
+			   const char *const *extra)
+{
+	json_t *set = json_object();
+
+	for (; extra && *extra; extra++)
+		json_object_set_new(set, *extra, json_true());
+	for (; keys->name; keys++)
+		if (keys->where & where)
+			json_object_set_new(set, keys->name, json_true());
+	return set;
+}
+
+/* The strings of the array list as a set (an object). */
+static json_t *set_of(const json_t *list)
+{
+	json_t *set = json_object(), *v;
+	size_t i;
+
+	json_array_foreach(list, i, v)
+		json_object_set_new(set, json_string_value(v), json_true());
+	return set;
+}
+
+static int failures;
+
+/*
+ * Compares the schema properties props (of the object at kpath) with the
+ * keys of keys that have a bit of where, plus extra names: the same
+ * names, and for each key its JSON type, its choices, its range, the keys
+ * of an object and of a family, the required keys of a family.
+ */
+static void compare_schema(const struct cfgkey *keys, const json_t *props,
+			   unsigned where, const char *const *extra,
+			   const char *kpath)
+{
+	json_t *want = names_where(keys, where, extra), *have = json_object();
+	const char *name;
+	json_t *v;
+
+	json_object_foreach((json_t *)props, name, v)
+		json_object_set_new(have, name, json_true());
+	EXPECT(json_equal(want, have), "%s: the chart's schema has %s, the table %s",
+	       kpath, json_dumps(have, JSON_COMPACT | JSON_SORT_KEYS),
+	       json_dumps(want, JSON_COMPACT | JSON_SORT_KEYS));
+	json_decref(want);
+	json_decref(have);
+	for (; keys->name; keys++) {
+		const json_t *p = json_object_get(props, keys->name);
+		char sub[128];
+
+		if (!(keys->where & where) || !p)
+			continue;
+		snprintf(sub, sizeof(sub), "%s.%s", kpath, keys->name);
+		EXPECT(json_is_string(json_object_get(p, "type")) &&
+		       !strcmp(json_string_value(json_object_get(p, "type")),
+			       keys->type->json),
+		       "%s: schema type is not %s", sub, keys->type->json);
+		if (keys->choices) {
+			json_t *a = set_of(json_object_get(p, "enum")), *b;
+			size_t i;
+
+			b = json_object();
+			for (i = 0; keys->choices[i]; i++)
+				json_object_set_new(b, keys->choices[i],
+						    json_true());
+			EXPECT(json_equal(a, b), "%s: schema enum differs", sub);
+			json_decref(a);
+			json_decref(b);
+		}
+		if (keys->type == &cfgkey_int)
+			EXPECT(json_integer_value(json_object_get(p, "minimum")) == 0 &&
+			       json_integer_value(json_object_get(p, "maximum")) == keys->max,
+			       "%s: schema range is not 0..%lld", sub,
+			       (long long)keys->max);
+		if (keys->type == &cfgkey_object) {
+			EXPECT(json_is_false(json_object_get(p,
+				"additionalProperties")),
+			       "%s: schema allows other keys", sub);
+			compare_schema(keys->keys, json_object_get(p,
+				       "properties"), where, NULL, sub);
+		} else if (keys->keys) {
+			/* devices: the keys of a family */
+			const json_t *items = json_object_get(p, "items");
+			static const char *const name_only[] = { "name",
+								  NULL };
+
+			compare_schema(keys->keys, json_object_get(items,
+				       "properties"), where & CFGKEY_TOP ?
+				       CFGKEY_FAMILY : where,
+				       where & CFGKEY_TOP ? NULL : name_only, sub);
+			if (where & CFGKEY_TOP) {
+				json_t *a = set_of(json_object_get(items,
+							"required"));
+				json_t *b = names_where(keys->keys,
+							CFGKEY_REQUIRED, NULL);
+
+				EXPECT(json_equal(a, b),
+				       "%s: schema's required keys differ", sub);
+				json_decref(a);
+				json_decref(b);
+			}
+		}
+	}
+}
+
+/* Deletes from the dump of a config the keys of profiles only. */
+static void prune_profile_only(json_t *dump)
+{
+	struct key_at keys[64];
+	size_t n, i;
+
+	n = collect_keys(config_keys, "", false, keys, 0, NELEM(keys));
+	for (i = 0; i < n; i++) {
+		char parent[96], *dot;
+
+		if (keys[i].family ||
+		    (keys[i].k->where & (CFGKEY_TOP | CFGKEY_FAMILY)))
+			continue;
+		memcpy(parent, keys[i].path, sizeof(parent));
+		dot = strrchr(parent, '.');
+		if (dot) {
+			*dot = '\0';
+			json_object_del(at_path(dump, parent), dot + 1);
+		} else {
+			json_object_del(dump, parent);
+		}
+	}
+}
+
+/*
+ * The chart (charts/vgpu-webhook): values.schema.json holds the keys of
+ * the table, each with its type, choices and range, and the profiles'
+ * rules; values.yaml gives every key its built-in value (but the writers,
+ * which the chart fills from hami.*, and no profiles).
+ */
+static void test_config__chart_schema_and_values(void **state)
+{
+	static const char *const selectors[] = { "name", "namespaces",
+						 "podLabels", NULL };
+	static const char *const name[] = { "name", NULL };
+	const json_t *config, *profile, *labels;
+	struct yamlio_error yerr;
+	json_error_t jerr;
+	json_t *schema, *values, *want, *got, *docs;
+	struct config c;
+	char *text;
+	size_t len = 0;
+
+	(void)state;
+	failures = 0;
+	schema = json_load_file("charts/vgpu-webhook/values.schema.json", 0,
+				&jerr);
+	if (!schema)
+		fail_msg("charts/vgpu-webhook/values.schema.json: %s", jerr.text);
+	config = json_object_get(json_object_get(schema, "properties"),
+				 "config");
+	compare_schema(config_keys, json_object_get(config, "properties"),
+		       CFGKEY_TOP, NULL, "config");
+	profile = json_object_get(json_object_get(json_object_get(
+		json_object_get(config, "properties"), "profiles"), "items"),
+		"properties");
+	compare_schema(config_keys, profile, CFGKEY_PROFILE, selectors,
+		       "config.profiles[]");
+	/* what a profile that selects by podLabels may give */
+	labels = json_object_get(json_object_get(json_object_get(
+		json_object_get(config, "properties"), "profiles"), "items"),
+		"then");
+	want = names_where(config_keys, CFGKEY_LABELS, selectors);
+	got = set_of(json_object_get(json_object_get(labels, "propertyNames"),
+				     "enum"));
+	EXPECT(json_equal(want, got), "podLabels profile: keys differ");
+	json_decref(want);
+	json_decref(got);
+	want = names_where(cfgkey_find(config_keys, "devices")->keys,
+			   CFGKEY_LABELS, name);
+	got = set_of(json_object_get(json_object_get(json_object_get(
+		json_object_get(json_object_get(labels, "properties"),
+				"devices"), "items"), "propertyNames"), "enum"));
+	EXPECT(json_equal(want, got), "podLabels profile: family keys differ");
+	json_decref(want);
+	json_decref(got);
+	json_decref(schema);
+
+	text = test_read_file("charts/vgpu-webhook/values.yaml", &len);
+	if (!text)
+		fail_msg("charts/vgpu-webhook/values.yaml cannot be read");
+	docs = yamlio_load(text, len, NULL, &yerr);
+	free(text);
+	if (!docs)
+		fail_msg("values.yaml: %s", yerr.text);
+	values = json_deep_copy(json_object_get(json_array_get(docs, 0),
+						"config"));
+	json_decref(docs);
+	assert_int_equal(config_init(&c), 0);
+	want = config_dump(&c);
+	config_release(&c);
+	json_object_del(json_object_get(json_object_get(values, "guards"),
+					"schedulerAnnotations"), "writers");
+	json_object_del(json_object_get(json_object_get(want, "guards"),
+					"schedulerAnnotations"), "writers");
+	prune_profile_only(want);
+	EXPECT(json_is_array(json_object_get(values, "profiles")) &&
+	       !json_array_size(json_object_get(values, "profiles")),
+	       "values.yaml: config.profiles is not []");
+	json_object_del(values, "profiles");
+	EXPECT(json_equal(values, want),
+	       "values.yaml config differs from the built-in one:\n%s\n%s",
+	       json_dumps(values, JSON_COMPACT | JSON_SORT_KEYS),
+	       json_dumps(want, JSON_COMPACT | JSON_SORT_KEYS));
+	json_decref(values);
+	json_decref(want);
+	assert_int_equal(failures, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -548,6 +1052,8 @@ int main(void)
 		cmocka_unit_test(test_config__flags),
 		cmocka_unit_test(test_config__profiles),
 		cmocka_unit_test(test_config__profile_refusals),
+		cmocka_unit_test(test_config__every_key_round_trips),
+		cmocka_unit_test(test_config__chart_schema_and_values),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);

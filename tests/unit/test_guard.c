@@ -7,7 +7,7 @@
 #include "policy.h"
 #include "review.h"
 
-#define TEST_GROUP_CONFIG
+#define TEST_CONFIG
 #include "test.h"
 
 #define SCHED "system:serviceaccount:kube-system:hami-scheduler"
@@ -70,14 +70,14 @@ static void test_guard__update_writers(void **state)
 
 static void test_guard__update_groups(void **state)
 {
-	struct config saved = cfg;
 	json_t *writers = json_pack("[s]", "group:hami-operators");
 	const char *old = POD("{}", "[]");
 	const char *added = POD("{\"hami.io/bind-phase\":\"x\"}", "[]");
 	struct policy_decision d;
 
 	(void)state;
-	cfg.guards.writers = writers;
+	json_decref(cfg.guards.writers);
+	cfg.guards.writers = writers; /* cfg is this test's own */
 	update(old, added, "bob", "[\"dev\",\"hami-operators\"]", &d);
 	assert_int_equal(d.code, 0);
 	policy_decision_release(&d);
@@ -92,8 +92,6 @@ static void test_guard__update_groups(void **state)
 	update(old, added, "bob", "[1,null,\"hami-operators\"]", &d);
 	assert_int_equal(d.code, 0);
 	policy_decision_release(&d);
-	cfg = saved;
-	json_decref(writers);
 }
 
 static void test_guard__update_compares(void **state)
@@ -181,13 +179,12 @@ static void test_guard__create_message_and_hits(void **state)
 
 static void test_guard__strip_and_warn_counts(void **state)
 {
-	struct config saved = cfg;
 	struct policy_decision d;
 	json_t *pod;
 
 	(void)state;
-	cfg.guards.annotation_policy = GUARD_WARN;
-	cfg.guards.env_policy = GUARD_STRIP;
+	cfg.guards.annotation_policy = GUARD_POLICY_WARN;
+	cfg.guards.env_policy = GUARD_POLICY_STRIP;
 	pod = create(POD("{\"hami.io/vgpu-node\":\"n\"}",
 			 "[{\"name\":\"CUDA_DISABLE_CONTROL\",\"value\":\"1\"},"
 			 "{\"name\":\"X\",\"value\":\"1\"},"
@@ -204,7 +201,97 @@ static void test_guard__strip_and_warn_counts(void **state)
 	assert_int_equal(json_array_size(d.warnings), 3);
 	policy_decision_release(&d);
 	json_decref(pod);
-	cfg = saved;
+}
+
+/*
+ * Decides an UPDATE of pods/ephemeralcontainers (behaviour §4.1) of the
+ * object and old texts; list: an EphemeralContainers object (Kubernetes
+ * 1.16 to 1.21); validate: POST /validate.
+ */
+static void ephemeral(const char *object, const char *old, bool list,
+		      bool validate, struct policy_decision *d)
+{
+	json_t *o = test_json(object), *p = test_json(old);
+	struct policy_requester who = { "alice", NULL };
+	struct policy_request req = { POLICY_EPHEMERAL, o, p, &who, list,
+				      validate };
+
+	assert_int_equal(policy_decision_init(d), 0);
+	assert_int_equal(policy_decide_request(&cfg, &req, d), 0);
+	json_decref(o);
+	json_decref(p);
+}
+
+#define EPHEMERAL_POD(list)                                                   \
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":{"          \
+	"\"containers\":[{\"name\":\"c\"}],\"ephemeralContainers\":" list "}}"
+#define EPHEMERAL_LIST(list)                                                  \
+	"{\"kind\":\"EphemeralContainers\",\"apiVersion\":\"v1\","           \
+	"\"metadata\":{\"name\":\"p\"},\"ephemeralContainers\":" list "}"
+#define EPHEMERAL_OLD "{\"name\":\"old\",\"env\":[{\"name\":" \
+	"\"CUDA_DISABLE_CONTROL\",\"value\":\"0\"}]}"
+#define EPHEMERAL_ADDED "{\"name\":\"dbg\",\"env\":[{\"name\":\"TERM\"," \
+	"\"value\":\"x\"},{\"name\":\"CUDA_DISABLE_CONTROL\",\"value\":\"1\"}]}"
+
+/*
+ * The strip rule of an ephemeral container (behaviour §4.1, §4.2): under
+ * env policy strip, /mutate removes the guarded entry of the container the
+ * UPDATE adds, by a patch with its warning, as on a CREATE; /validate,
+ * which cannot patch, denies it.  Containers already there are not
+ * looked at.  Both shapes of the request.
+ */
+static void test_guard__ephemeral_strip(void **state)
+{
+	static const struct {
+		const char *object, *old, *path;
+		bool list;
+	} shapes[] = {
+		{ EPHEMERAL_POD("[" EPHEMERAL_OLD "," EPHEMERAL_ADDED "]"),
+		  EPHEMERAL_POD("[" EPHEMERAL_OLD "]"),
+		  "/spec/ephemeralContainers/1/env/1", false },
+		{ EPHEMERAL_LIST("[" EPHEMERAL_OLD "," EPHEMERAL_ADDED "]"),
+		  EPHEMERAL_LIST("[" EPHEMERAL_OLD "]"),
+		  "/ephemeralContainers/1/env/1", true },
+	};
+	struct policy_decision d;
+	size_t i;
+
+	(void)state;
+	cfg.guards.env_policy = GUARD_POLICY_STRIP;
+	for (i = 0; i < NELEM(shapes); i++) {
+		ephemeral(shapes[i].object, shapes[i].old, shapes[i].list,
+			  false, &d);
+		assert_int_equal(d.code, 0);
+		assert_int_equal(patch_count(&d.patch), 1);
+		assert_string_equal(json_string_value(json_object_get(
+			json_array_get(d.patch.ops, 0), "op")), "remove");
+		assert_string_equal(json_string_value(json_object_get(
+			json_array_get(d.patch.ops, 0), "path")),
+			shapes[i].path);
+		assert_int_equal(json_array_size(d.warnings), 1);
+		assert_string_equal(json_string_value(json_array_get(
+			d.warnings, 0)),
+			"container \"dbg\": removed env CUDA_DISABLE_CONTROL=\"1\"");
+		assert_int_equal(d.hits.count[GUARD_ENV][GUARD_STRIPPED], 1);
+		assert_int_equal(d.hits.count[GUARD_ENV][GUARD_DENIED], 0);
+		policy_decision_release(&d);
+
+		ephemeral(shapes[i].object, shapes[i].old, shapes[i].list,
+			  true, &d);
+		assert_int_equal(d.code, 403);
+		assert_string_equal(d.message,
+			"container \"dbg\": env CUDA_DISABLE_CONTROL=\"1\" cannot be set");
+		assert_int_equal(patch_count(&d.patch), 0);
+		assert_int_equal(d.hits.count[GUARD_ENV][GUARD_STRIPPED], 0);
+		assert_int_equal(d.hits.count[GUARD_ENV][GUARD_DENIED], 1);
+		policy_decision_release(&d);
+	}
+	/* deny denies from both */
+	cfg.guards.env_policy = GUARD_POLICY_DENY;
+	ephemeral(shapes[0].object, shapes[0].old, false, false, &d);
+	assert_int_equal(d.code, 403);
+	assert_int_equal(patch_count(&d.patch), 0);
+	policy_decision_release(&d);
 }
 
 /* Decides a Binding of the annotations ann (JSON object text). */
@@ -233,7 +320,6 @@ static void bind(const char *ann, const char *user, const char *groups,
 /* A Binding: every guarded key present counts, unless a writer sends it. */
 static void test_guard__binding(void **state)
 {
-	struct config saved = cfg;
 	struct policy_decision d;
 
 	(void)state;
@@ -256,13 +342,13 @@ static void test_guard__binding(void **state)
 		"metadata.annotations[\"hami.io/vgpu-node\"]: expected a string, got a number");
 	policy_decision_release(&d);
 	/* strip cannot patch a Binding: it denies */
-	cfg.guards.annotation_policy = GUARD_STRIP;
+	cfg.guards.annotation_policy = GUARD_POLICY_STRIP;
 	bind("{\"hami.io/vgpu-node\":\"n\"}", "alice", "[\"ops\"]", &d);
 	assert_int_equal(d.code, 403);
 	policy_decision_release(&d);
-	cfg.guards.annotation_policy = GUARD_OFF;
+	cfg.guards.annotation_policy = GUARD_POLICY_OFF;
 	assert_false(policy_wants(&cfg, POLICY_BINDING));
-	cfg = saved;
+	cfg.guards.annotation_policy = GUARD_POLICY_DENY;
 	assert_true(policy_wants(&cfg, POLICY_BINDING));
 }
 
@@ -273,7 +359,6 @@ static void test_guard__binding(void **state)
  */
 static void test_guard__mounts(void **state)
 {
-	struct config saved = cfg;
 	struct policy_decision d;
 	char *long_path, *text, *want;
 	size_t n = 2000, i;
@@ -314,8 +399,8 @@ static void test_guard__mounts(void **state)
 	policy_decision_release(&d);
 	json_decref(pod);
 
-	cfg.guards.mount_policy = GUARD_WARN;
-	cfg.guards.env_policy = GUARD_OFF;
+	cfg.guards.mount_policy = GUARD_POLICY_WARN;
+	cfg.guards.env_policy = GUARD_POLICY_OFF;
 	pod = create(text, &d);
 	assert_int_equal(d.code, 0);
 	assert_int_equal(d.hits.count[GUARD_MOUNTS][GUARD_WARNED], 2);
@@ -325,14 +410,13 @@ static void test_guard__mounts(void **state)
 	policy_decision_release(&d);
 	json_decref(pod);
 
-	cfg.guards.mount_policy = GUARD_OFF;
+	cfg.guards.mount_policy = GUARD_POLICY_OFF;
 	pod = create(text, &d);
 	assert_int_equal(d.code, 0);
 	assert_int_equal(d.hits.count[GUARD_MOUNTS][GUARD_WARNED], 0);
 	assert_int_equal(json_array_size(d.warnings), 0);
 	policy_decision_release(&d);
 	json_decref(pod);
-	cfg = saved;
 	free(long_path);
 	free(text);
 	free(want);
@@ -389,17 +473,17 @@ static void test_guard__username_with_nul(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_guard__update_writers),
-		cmocka_unit_test(test_guard__update_groups),
-		cmocka_unit_test(test_guard__update_compares),
-		cmocka_unit_test(test_guard__create_message_and_hits),
-		cmocka_unit_test(test_guard__strip_and_warn_counts),
-		cmocka_unit_test(test_guard__mounts),
-		cmocka_unit_test(test_guard__binding),
-		cmocka_unit_test(test_guard__hits_listed),
-		cmocka_unit_test(test_guard__username_with_nul),
+		TEST_WITH_CONFIG(test_guard__update_writers),
+		TEST_WITH_CONFIG(test_guard__update_groups),
+		TEST_WITH_CONFIG(test_guard__update_compares),
+		TEST_WITH_CONFIG(test_guard__create_message_and_hits),
+		TEST_WITH_CONFIG(test_guard__strip_and_warn_counts),
+		TEST_WITH_CONFIG(test_guard__mounts),
+		TEST_WITH_CONFIG(test_guard__binding),
+		TEST_WITH_CONFIG(test_guard__ephemeral_strip),
+		TEST_WITH_CONFIG(test_guard__hits_listed),
+		TEST_WITH_CONFIG(test_guard__username_with_nul),
 	};
 
-	return cmocka_run_group_tests_name("guard", tests, test_config_setup,
-					   test_config_teardown);
+	return cmocka_run_group_tests_name("guard", tests, NULL, NULL);
 }

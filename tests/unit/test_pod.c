@@ -4,7 +4,7 @@
  */
 #include "pod.h"
 
-#define TEST_GROUP_CONFIG
+#define TEST_CONFIG
 #include "test.h"
 
 /* The pair of key in pairs[0..n), or fails. */
@@ -446,14 +446,13 @@ static void test_pod__lines(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pod__view),
-		cmocka_unit_test(test_pod__invalid),
-		cmocka_unit_test(test_pod__invalid_cut),
-		cmocka_unit_test(test_pod__added),
-		cmocka_unit_test(test_pod__schema_keeps_what_is_read),
-		cmocka_unit_test(test_pod__lines),
+		TEST_WITH_CONFIG(test_pod__view),
+		TEST_WITH_CONFIG(test_pod__invalid),
+		TEST_WITH_CONFIG(test_pod__invalid_cut),
+		TEST_WITH_CONFIG(test_pod__added),
+		TEST_WITH_CONFIG(test_pod__schema_keeps_what_is_read),
+		TEST_WITH_CONFIG(test_pod__lines),
 	};
 
-	return cmocka_run_group_tests_name("pod", tests,
-					   test_config_setup, test_config_teardown);
+	return cmocka_run_group_tests_name("pod", tests, NULL, NULL);
 }

@@ -5,7 +5,7 @@
  */
 #include "policy.h"
 
-#define TEST_GROUP_CONFIG
+#define TEST_CONFIG
 #include "test.h"
 
 /* Decides the pod in text; the caller releases *d and the returned pod. */
@@ -322,15 +322,14 @@ static void test_policy__scheduler_gate(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_policy__type_errors),
-		cmocka_unit_test(test_policy__no_containers),
-		cmocka_unit_test(test_policy__warning_cap),
-		cmocka_unit_test(test_policy__warning_cut_and_masked),
-		cmocka_unit_test(test_policy__hostile_values),
-		cmocka_unit_test(test_policy__order_and_idempotence),
-		cmocka_unit_test(test_policy__scheduler_gate),
+		TEST_WITH_CONFIG(test_policy__type_errors),
+		TEST_WITH_CONFIG(test_policy__no_containers),
+		TEST_WITH_CONFIG(test_policy__warning_cap),
+		TEST_WITH_CONFIG(test_policy__warning_cut_and_masked),
+		TEST_WITH_CONFIG(test_policy__hostile_values),
+		TEST_WITH_CONFIG(test_policy__order_and_idempotence),
+		TEST_WITH_CONFIG(test_policy__scheduler_gate),
 	};
 
-	return cmocka_run_group_tests_name("policy", tests, test_config_setup,
-					   test_config_teardown);
+	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
 }

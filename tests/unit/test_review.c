@@ -4,12 +4,13 @@
  * behind both jansson and the webhook's own allocations, which this program
  * is linked to wrap).
  */
-#define TEST_GROUP_CONFIG
+#define TEST_CONFIG
 #define TEST_STACK
 #include "test.h"
 
 #include "config.h"
 #include "review.h"
+#include "review_pod.h"
 
 /* ------------------------------------------------------------------------
  * A failing allocator: after fail_after successful allocations, every
@@ -1178,31 +1179,30 @@ static void test_review__deny_prefix_out_of_memory(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_review__not_a_review),
-		cmocka_unit_test(test_review__patched),
-		cmocka_unit_test(test_review__same_bytes),
-		cmocka_unit_test(test_review__allowed_unchanged),
-		cmocka_unit_test(test_review__bad_object),
-		cmocka_unit_test(test_review__log_fields_masked),
-		cmocka_unit_test(test_review__out_of_memory),
-		cmocka_unit_test(test_review__audit),
-		cmocka_unit_test(test_review__deep_skipped_value_decided),
-		cmocka_unit_test(test_review__deep_built_value_denied),
-		cmocka_unit_test(test_review__deep_built_value_not_a_review),
-		cmocka_unit_test(test_review__deep_built_value_out_of_memory),
-		cmocka_unit_test(test_review__deepest_built_value_stack),
-		cmocka_unit_test(test_review__pod),
-		cmocka_unit_test(test_review__profile),
-		cmocka_unit_test(test_review__select),
-		cmocka_unit_test(test_review__validate_cannot_patch),
-		cmocka_unit_test(test_review__pod_out_of_memory),
-		cmocka_unit_test(test_review__prefix_cuts),
-		cmocka_unit_test(test_review__prefix_table),
-		cmocka_unit_test(test_review__prefix_uid_length),
-		cmocka_unit_test(test_review__deny_prefix),
-		cmocka_unit_test(test_review__deny_prefix_out_of_memory),
+		TEST_WITH_CONFIG(test_review__not_a_review),
+		TEST_WITH_CONFIG(test_review__patched),
+		TEST_WITH_CONFIG(test_review__same_bytes),
+		TEST_WITH_CONFIG(test_review__allowed_unchanged),
+		TEST_WITH_CONFIG(test_review__bad_object),
+		TEST_WITH_CONFIG(test_review__log_fields_masked),
+		TEST_WITH_CONFIG(test_review__out_of_memory),
+		TEST_WITH_CONFIG(test_review__audit),
+		TEST_WITH_CONFIG(test_review__deep_skipped_value_decided),
+		TEST_WITH_CONFIG(test_review__deep_built_value_denied),
+		TEST_WITH_CONFIG(test_review__deep_built_value_not_a_review),
+		TEST_WITH_CONFIG(test_review__deep_built_value_out_of_memory),
+		TEST_WITH_CONFIG(test_review__deepest_built_value_stack),
+		TEST_WITH_CONFIG(test_review__pod),
+		TEST_WITH_CONFIG(test_review__profile),
+		TEST_WITH_CONFIG(test_review__select),
+		TEST_WITH_CONFIG(test_review__validate_cannot_patch),
+		TEST_WITH_CONFIG(test_review__pod_out_of_memory),
+		TEST_WITH_CONFIG(test_review__prefix_cuts),
+		TEST_WITH_CONFIG(test_review__prefix_table),
+		TEST_WITH_CONFIG(test_review__prefix_uid_length),
+		TEST_WITH_CONFIG(test_review__deny_prefix),
+		TEST_WITH_CONFIG(test_review__deny_prefix_out_of_memory),
 	};
 
-	return cmocka_run_group_tests_name("review", tests, test_config_setup,
-					   test_config_teardown);
+	return cmocka_run_group_tests_name("review", tests, NULL, NULL);
 }

@@ -58,6 +58,7 @@ static void test_yamlio__scalars(void **state)
 	size_t i;
 
 	(void)state;
+	failures = 0; /* counted by EXPECT() in this test only */
 	for (i = 0; i < NELEM(rows); i++) {
 		json_t *doc, *want;
 
@@ -197,6 +198,7 @@ static void test_yamlio__writer(void **state)
 	size_t i;
 
 	(void)state;
+	failures = 0; /* counted by EXPECT() in this test only */
 	for (i = 0; i < NELEM(plain); i++)
 		EXPECT(yamlio_plain_safe(plain[i], strlen(plain[i])),
 		       "%s should be plain", plain[i]);

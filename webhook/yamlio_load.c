@@ -1,9 +1,8 @@
 /*
- * yamlio.c - YAML in and out (see yamlio.h): libyaml's event parser feeding a
- * builder of jansson values, and a block-style writer.
+ * yamlio_load.c - YAML in (yamlio.h): libyaml's event parser feeding a
+ * builder of jansson values.
  */
 #include <stdarg.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,299 +13,9 @@
 
 #include "jsonout.h"
 #include "yamlio.h"
+#include "yamlio_scalar.h"
 
-/* --- scalars, as go-yaml v2 resolves them -------------------------------- */
-
-static const char *const true_words[] = {
-	"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON",
-};
-static const char *const false_words[] = {
-	"n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off",
-	"OFF",
-};
-static const char *const null_words[] = { "~", "null", "Null", "NULL" };
-/* Go reals that JSON cannot hold. */
-static const char *const nonfinite_words[] = {
-	".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf",
-	"+.INF", "-.inf", "-.Inf", "-.INF",
-};
-
-#define NWORDS(a) (sizeof(a) / sizeof((a)[0]))
-
-static bool in_words(const char *const *words, size_t nwords, const char *s,
-		     size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < nwords; i++)
-		if (strlen(words[i]) == n && !memcmp(words[i], s, n))
-			return true;
-	return false;
-}
-
-static int digit_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return 99;
-}
-
-/*
- * Reads s[0..n) as Go's strconv.Parse{Int,Uint}(s, base, 64) would, with
- * base 0 (a prefix picks it) or 2.  A sign is read when signed.  Returns
- * 0 with *neg and *mag set, or -1 when Go would fail for the syntax or
- * the uint64 range.
- */
-static int go_parse_int(const char *s, size_t n, int base, bool signed_,
-			bool *neg, uint64_t *mag)
-{
-	uint64_t v = 0;
-	size_t i = 0;
-	int d;
-
-	*neg = false;
-	if (signed_ && n && (s[0] == '+' || s[0] == '-')) {
-		*neg = s[0] == '-';
-		i = 1;
-	}
-	if (base == 0) {
-		base = 10;
-		if (n - i >= 2 && s[i] == '0') {
-			char p = s[i + 1];
-
-			if (p == 'x' || p == 'X') {
-				base = 16;
-				i += 2;
-			} else if (p == 'o' || p == 'O') {
-				base = 8;
-				i += 2;
-			} else if (p == 'b' || p == 'B') {
-				base = 2;
-				i += 2;
-			} else {
-				base = 8;
-				i += 1;
-			}
-		}
-	}
-	if (i >= n)
-		return -1;
-	for (; i < n; i++) {
-		d = digit_value(s[i]);
-		if (d >= base)
-			return -1;
-		if (v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base)
-			return -1;
-		v = v * (uint64_t)base + (uint64_t)d;
-	}
-	*mag = v;
-	return 0;
-}
-
-/* Go's ParseInt(s, base, 64) into *out: 0, or -1 (syntax or range). */
-static int go_int64(const char *s, size_t n, int base, int64_t *out)
-{
-	bool neg;
-	uint64_t mag;
-
-	if (go_parse_int(s, n, base, true, &neg, &mag))
-		return -1;
-	if (neg) {
-		if (mag > (uint64_t)INT64_MAX + 1)
-			return -1;
-		*out = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN :
-			-(int64_t)mag;
-	} else {
-		if (mag > (uint64_t)INT64_MAX)
-			return -1;
-		*out = (int64_t)mag;
-	}
-	return 0;
-}
-
-/* Whether s matches ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$ */
-static bool yaml_style_float(const char *s, size_t n)
-{
-	size_t i = 0, d;
-
-	if (i < n && (s[i] == '+' || s[i] == '-'))
-		i++;
-	if (i < n && s[i] == '.') {
-		for (d = ++i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
-			;
-		if (i == d)
-			return false;
-	} else {
-		for (d = i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
-			;
-		if (i == d)
-			return false;
-		if (i < n && s[i] == '.')
-			for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++)
-				;
-	}
-	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-		i++;
-		if (i < n && (s[i] == '+' || s[i] == '-'))
-			i++;
-		for (d = i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
-			;
-		if (i == d)
-			return false;
-	}
-	return i == n;
-}
-
-/* strtod of s[0..n) (a yaml_style_float): 0, or -1 on overflow. */
-static int parse_real(const char *s, size_t n, double *out)
-{
-	char tmp[128], *copy = tmp, *end;
-	double d;
-	int rc = 0;
-
-	if (n >= sizeof(tmp)) {
-		copy = malloc(n + 1);
-		if (!copy)
-			return -1;
-	}
-	memcpy(copy, s, n);
-	copy[n] = '\0';
-	d = strtod(copy, &end);
-	if (end != copy + n || !isfinite(d))
-		rc = -1;
-	if (copy != tmp)
-		free(copy);
-	if (!rc)
-		*out = d;
-	return rc;
-}
-
-enum scalar_kind { S_STRING, S_NULL, S_BOOL, S_INT, S_REAL, S_NONFINITE };
-
-struct scalar {
-	enum scalar_kind kind;
-	bool b;
-	int64_t i;
-	double r;
-};
-
-/*
- * What go-yaml v2 makes of the plain scalar s[0..n) (its resolve()).
- * Integers beyond int64 are reals, as JSON numbers.  Returns -1 only out
- * of memory.
- */
-static int resolve_plain(const char *s, size_t n, struct scalar *out)
-{
-	char tmp[128], *plain = tmp;
-	size_t i, m = 0;
-	int rc = 0;
-	uint64_t mag;
-	bool neg;
-	char c = n ? s[0] : 'N';
-
-	memset(out, 0, sizeof(*out));
-	out->kind = S_STRING;
-	if (!n) {
-		out->kind = S_NULL;
-		return 0;
-	}
-	/* The words are at most 6 bytes and start with one of these. */
-	if (n > 6 || !strchr("yYnNtTfFoO~.+-", c))
-		goto not_a_word;
-	if (in_words(null_words, NWORDS(null_words), s, n)) {
-		out->kind = S_NULL;
-		return 0;
-	}
-	if (in_words(true_words, NWORDS(true_words), s, n) ||
-	    in_words(false_words, NWORDS(false_words), s, n)) {
-		out->kind = S_BOOL;
-		out->b = in_words(true_words, NWORDS(true_words), s, n);
-		return 0;
-	}
-	if (in_words(nonfinite_words, NWORDS(nonfinite_words), s, n)) {
-		out->kind = S_NONFINITE;
-		return 0;
-	}
-not_a_word:
-	if (c == '.') {
-		if (yaml_style_float(s, n) && !parse_real(s, n, &out->r))
-			out->kind = S_REAL;
-		return 0;
-	}
-	if (!(c == '+' || c == '-' || (c >= '0' && c <= '9')))
-		return 0;
-	if (n >= sizeof(tmp)) {
-		plain = malloc(n + 1);
-		if (!plain)
-			return -1;
-	}
-	for (i = 0; i < n; i++)
-		if (s[i] != '_')
-			plain[m++] = s[i];
-	if (!go_int64(plain, m, 0, &out->i)) {
-		out->kind = S_INT;
-	} else if (!go_parse_int(plain, m, 0, false, &neg, &mag)) {
-		out->kind = S_REAL;
-		out->r = (double)mag;
-	} else if (yaml_style_float(plain, m) &&
-		   !parse_real(plain, m, &out->r)) {
-		out->kind = S_REAL;
-	} else if (m > 2 && !memcmp(plain, "0b", 2)) {
-		if (!go_int64(plain + 2, m - 2, 2, &out->i))
-			out->kind = S_INT;
-		else if (!go_parse_int(plain + 2, m - 2, 2, false, &neg, &mag)) {
-			out->kind = S_REAL;
-			out->r = (double)mag;
-		}
-	} else if (m > 3 && !memcmp(plain, "-0b", 3)) {
-		plain[2] = '-';
-		if (!go_int64(plain + 2, m - 2, 2, &out->i))
-			out->kind = S_INT;
-	}
-	if (plain != tmp)
-		free(plain);
-	return rc;
-}
-
-int yamlio_plain_safe(const char *s, size_t n)
-{
-	struct scalar sc;
-	size_t i;
-	char c;
-
-	if (!n || n > 1000)
-		return 0;
-	c = s[0];
-	/* "-x" and "--flag" are plain; "- x", "-1" and "---" are not. */
-	if (c == '-' && n > 1 && ((s[1] >= 'a' && s[1] <= 'z') ||
-				  (s[1] >= 'A' && s[1] <= 'Z') ||
-				  (s[1] == '-' && n > 2 && s[2] != '-')))
-		c = 'a';
-	if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-	      c == '/'))
-		return 0;
-	for (i = 0; i < n; i++) {
-		c = s[i];
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || (c && strchr("_./-=+@,()", c)))
-			continue;
-		if (c == ':' && i + 1 < n && s[i + 1] != ' ')
-			continue;
-		if (c == ' ' && i + 1 < n && s[i + 1] != ' ' &&
-		    s[i + 1] != '#')
-			continue;
-		return 0;
-	}
-	if (resolve_plain(s, n, &sc) || sc.kind != S_STRING)
-		return 0;
-	return 1;
-}
-
-/* --- the reader ---------------------------------------------------------- */
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 #define TAG_PREFIX "tag:yaml.org,2002:"
 
@@ -392,7 +101,7 @@ static json_t *scalar_value(struct reader *r, const yaml_event_t *ev,
 	size_t n = ev->data.scalar.length;
 	const char *tag = (const char *)ev->data.scalar.tag;
 	bool plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-	struct scalar sc;
+	struct yamlio_scalar sc;
 	char shown[64];
 	json_t *v;
 
@@ -406,49 +115,49 @@ static json_t *scalar_value(struct reader *r, const yaml_event_t *ev,
 		};
 		size_t i;
 
-		for (i = 0; i < NWORDS(known); i++)
+		for (i = 0; i < NELEM(known); i++)
 			if (!strcmp(tag, known[i]))
 				break;
-		if (i == NWORDS(known)) {
+		if (i == NELEM(known)) {
 			fail(r, &ev->start_mark, "unsupported tag %s",
 			     show(shown, tag, strlen(tag)));
 			return NULL;
 		}
-		if (resolve_plain(s, n, &sc))
+		if (yamlio_resolve_plain(s, n, &sc))
 			goto oom;
-		if ((i == 0 && sc.kind != S_INT) ||
-		    (i == 1 && sc.kind != S_INT && sc.kind != S_REAL &&
-		     sc.kind != S_NONFINITE) ||
-		    (i == 2 && sc.kind != S_BOOL) || (i == 3 && sc.kind != S_NULL)) {
+		if ((i == 0 && sc.kind != SCALAR_INT) ||
+		    (i == 1 && sc.kind != SCALAR_INT && sc.kind != SCALAR_REAL &&
+		     sc.kind != SCALAR_NONFINITE) ||
+		    (i == 2 && sc.kind != SCALAR_BOOL) || (i == 3 && sc.kind != SCALAR_NULL)) {
 			fail(r, &ev->start_mark, "cannot decode \"%s\" as !!%s",
 			     show(shown, s, n), known[i] + strlen(TAG_PREFIX));
 			return NULL;
 		}
-		if (i == 1 && sc.kind == S_INT) {
-			sc.kind = S_REAL;
+		if (i == 1 && sc.kind == SCALAR_INT) {
+			sc.kind = SCALAR_REAL;
 			sc.r = (double)sc.i;
 		}
 	} else if (tag || !plain) {
-		sc.kind = S_STRING;
+		sc.kind = SCALAR_STRING;
 	} else {
 		*is_merge = n == 2 && !memcmp(s, "<<", 2);
-		if (resolve_plain(s, n, &sc))
+		if (yamlio_resolve_plain(s, n, &sc))
 			goto oom;
 	}
 	switch (sc.kind) {
-	case S_NULL:
+	case SCALAR_NULL:
 		v = json_null();
 		break;
-	case S_BOOL:
+	case SCALAR_BOOL:
 		v = json_boolean(sc.b);
 		break;
-	case S_INT:
+	case SCALAR_INT:
 		v = json_integer(sc.i);
 		break;
-	case S_REAL:
+	case SCALAR_REAL:
 		v = json_real(sc.r);
 		break;
-	case S_NONFINITE:
+	case SCALAR_NONFINITE:
 		fail(r, &ev->start_mark,
 		     "%s is not a number JSON can hold", show(shown, s, n));
 		return NULL;
@@ -845,198 +554,4 @@ fail:
 	json_decref(c.docs);
 	json_decref(c.lines);
 	return NULL;
-}
-
-/* --- the writer ---------------------------------------------------------- */
-
-static void indent(struct buf *b, int n)
-{
-	static const char spaces[] = "                                ";
-
-	while (n > 0) {
-		int k = n < 32 ? n : 32;
-
-		buf_addn(b, spaces, (size_t)k);
-		n -= k;
-	}
-}
-
-/* Appends s[0..n) as a double-quoted YAML scalar. */
-static void write_quoted(struct buf *b, const char *s, size_t n)
-{
-	size_t i, start = 0;
-
-	buf_add(b, "\"");
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		const char *esc = NULL;
-		char hex[12];
-		size_t skip = 1;
-
-		if (c == '"')
-			esc = "\\\"";
-		else if (c == '\\')
-			esc = "\\\\";
-		else if (c == '\n')
-			esc = "\\n";
-		else if (c == '\t')
-			esc = "\\t";
-		else if (c < 0x20 || c == 0x7f) {
-			snprintf(hex, sizeof(hex), "\\x%02x", c);
-			esc = hex;
-		} else if (c == 0xc2 && i + 1 < n &&
-			   (unsigned char)s[i + 1] >= 0x80 &&
-			   (unsigned char)s[i + 1] <= 0x9f) {
-			/* C1 controls, NEL among them (a line break). */
-			snprintf(hex, sizeof(hex), "\\x%02x",
-				 (unsigned char)s[i + 1]);
-			esc = hex;
-			skip = 2;
-		} else if (c == 0xe2 && i + 2 < n &&
-			   (unsigned char)s[i + 1] == 0x80 &&
-			   ((unsigned char)s[i + 2] == 0xa8 ||
-			    (unsigned char)s[i + 2] == 0xa9)) {
-			esc = (unsigned char)s[i + 2] == 0xa8 ? "\\L" : "\\P";
-			skip = 3;
-		} else if (c == 0xef && i + 2 < n &&
-			   (unsigned char)s[i + 1] == 0xbb &&
-			   (unsigned char)s[i + 2] == 0xbf) {
-			esc = "\\uFEFF";
-			skip = 3;
-		} else if (c == 0xef && i + 2 < n &&
-			   (unsigned char)s[i + 1] == 0xbf &&
-			   ((unsigned char)s[i + 2] == 0xbe ||
-			    (unsigned char)s[i + 2] == 0xbf)) {
-			/* U+FFFE and U+FFFF, which a YAML reader refuses
-			 * as they stand. */
-			esc = (unsigned char)s[i + 2] == 0xbe ? "\\uFFFE" :
-								"\\uFFFF";
-			skip = 3;
-		}
-		if (!esc)
-			continue;
-		buf_addn(b, s + start, i - start);
-		buf_add(b, esc);
-		i += skip - 1;
-		start = i + 1;
-	}
-	buf_addn(b, s + start, n - start);
-	buf_add(b, "\"");
-}
-
-static void write_string(struct buf *b, const char *s, size_t n)
-{
-	if (yamlio_plain_safe(s, n))
-		buf_addn(b, s, n);
-	else
-		write_quoted(b, s, n);
-}
-
-/* A scalar, or an empty collection, on the current line. */
-static void write_scalar(struct buf *b, const json_t *v)
-{
-	char num[48];
-	double d;
-	int p, exp;
-
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		buf_add(b, "{}");
-		break;
-	case JSON_ARRAY:
-		buf_add(b, "[]");
-		break;
-	case JSON_STRING:
-		write_string(b, json_string_value(v), json_string_length(v));
-		break;
-	case JSON_INTEGER:
-		buf_addf(b, "%lld", (long long)json_integer_value(v));
-		break;
-	case JSON_REAL:
-		d = json_real_value(v);
-		p = jsonout_real_precision(d, 1);
-		snprintf(num, sizeof(num), "%.*e", p - 1, d);
-		exp = atoi(strchr(num, 'e') + 1);
-		/* 1000.0 rather than 1e+03 for the reals people write. */
-		if (exp >= p && exp < 17)
-			p = exp + 1;
-		snprintf(num, sizeof(num), "%.*g", p, d);
-		/* A real stays a real when read back. */
-		if (!strpbrk(num, ".eEn"))
-			strcat(num, ".0");
-		buf_add(b, num);
-		break;
-	case JSON_TRUE:
-		buf_add(b, "true");
-		break;
-	case JSON_FALSE:
-		buf_add(b, "false");
-		break;
-	default:
-		buf_add(b, "null");
-		break;
-	}
-}
-
-static bool is_block(const json_t *v)
-{
-	return (json_is_object(v) && json_object_size(v)) ||
-	       (json_is_array(v) && json_array_size(v));
-}
-
-/*
- * Writes the non-empty collection v with its lines at column col; the
- * first line's indent is already written when inline_first.
- */
-static void write_block(struct buf *b, const json_t *v, int col,
-			bool inline_first)
-{
-	bool first = true;
-	const char *k;
-	size_t klen, i;
-	json_t *item;
-
-	if (json_is_object(v)) {
-		json_object_keylen_foreach((json_t *)v, k, klen, item) {
-			if (!first || !inline_first)
-				indent(b, col);
-			first = false;
-			write_string(b, k, klen);
-			buf_add(b, ":");
-			if (json_is_object(item) && is_block(item)) {
-				buf_add(b, "\n");
-				write_block(b, item, col + 2, false);
-			} else if (is_block(item)) {
-				buf_add(b, "\n");
-				write_block(b, item, col, false);
-			} else {
-				buf_add(b, " ");
-				write_scalar(b, item);
-				buf_add(b, "\n");
-			}
-		}
-		return;
-	}
-	json_array_foreach(v, i, item) {
-		if (!first || !inline_first)
-			indent(b, col);
-		first = false;
-		buf_add(b, "- ");
-		if (is_block(item)) {
-			write_block(b, item, col + 2, true);
-		} else {
-			write_scalar(b, item);
-			buf_add(b, "\n");
-		}
-	}
-}
-
-void yamlio_dump(struct buf *b, const json_t *v)
-{
-	if (is_block(v)) {
-		write_block(b, v, 0, false);
-	} else {
-		write_scalar(b, v);
-		buf_add(b, "\n");
-	}
 }
