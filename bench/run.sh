@@ -397,7 +397,7 @@ taskset -c "$SCPU" "$CORE" -t 500 $(awk '{ printf "%s/%s.json ", p, $1 }' \
 core_rows() {
 	while read -r tag rest; do
 		[ "$tag" = CORE ] || continue
-		R=()
+		local -A R=()
 		for kv in $rest; do
 			R[${kv%%=*}]=${kv#*=}
 		done
@@ -406,7 +406,7 @@ core_rows() {
 			"$name" "${R[us_per_call]}" "${R[us_per_call]}" \
 			"${R[ops]}" >>"$TSV"
 		printf '  %-14s %9s us per review  %4s ops  %s%s\n' "$name" \
-			"${R[us_per_call]}" "${R[ops]}" "${R[outcome]}" "$3"
+			"${R[us_per_call]}" "${R[ops]}" "${R[outcome]}" "${3:-}"
 	done <"$1"
 }
 core_rows "$OUT/core.out"
