@@ -26,9 +26,35 @@ chart: build chart-tools
 	@set -e; for v in "" $(sort $(wildcard $(CHART_DIR)/ci/*-values.yaml)); do \
 		echo "helm lint --strict $(CHART_DIR)$${v:+ -f $$v}"; \
 		$(CHART_ENV) $(CHART_HELM) lint --strict --namespace vgpu-system \
+			--set image.registry=registry.example.com \
 			$(CHART_DIR) $${v:+-f $$v} </dev/null >$(CHART_TOOLS)/lint.log 2>&1 || \
 			{ cat $(CHART_TOOLS)/lint.log; exit 1; }; \
 	done
 	@$(CHART_ENV) CHART_HELM=$(CHART_HELM) CHART_CEL_JS=$(CHART_TOOLS)/cel-js \
 		VGPU_WEBHOOK=$(BIN) $(PYTEST) tests/chart/test_chart.py \
 		tests/chart/test_ops.py
+
+# `make chart-package`: build/chart/vgpu-webhook-VERSION.tgz, what `helm
+# install` and `helm push` take.  The chart's version and appVersion must
+# be the binary's; its home and sources are CHART_SOURCE (by default the
+# image's source, the git remote "origin" without credentials, when it is
+# an https URL), left out when there is none.
+CHART_SOURCE ?= $(filter https://%,$(IMAGE_SOURCE))
+CHART_PKG := build/chart/vgpu-webhook-$(VERSION).tgz
+
+.PHONY: chart-package
+chart-package: chart-tools
+	@set -e; v=$$(sed -n 's/^version: *//p' $(CHART_DIR)/Chart.yaml); \
+	a=$$(sed -n 's/^appVersion: *"*\([^"]*\)"*/\1/p' $(CHART_DIR)/Chart.yaml); \
+	if [ "$$v" != "$(VERSION)" ] || [ "$$a" != "$(VERSION)" ]; then \
+		echo "chart-package: Chart.yaml has version $$v and appVersion $$a, the binary $(VERSION)" >&2; \
+		exit 1; fi; \
+	rm -rf build/chart/pkg; mkdir -p build/chart/pkg; \
+	cp -R $(CHART_DIR) build/chart/pkg/; cp LICENSE build/chart/pkg/vgpu-webhook/; \
+	if [ -n "$(CHART_SOURCE)" ]; then \
+		printf 'home: %s\nsources:\n  - %s\n' '$(CHART_SOURCE)' '$(CHART_SOURCE)' \
+			>>build/chart/pkg/vgpu-webhook/Chart.yaml; \
+	else echo "chart-package: no CHART_SOURCE (no git remote origin): no home, no sources" >&2; fi; \
+	$(CHART_ENV) $(CHART_HELM) package build/chart/pkg/vgpu-webhook \
+		--destination build/chart </dev/null >/dev/null; \
+	echo "$(CHART_PKG)"

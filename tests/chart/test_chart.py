@@ -87,7 +87,7 @@ BUILTIN_CONFIG = {
             "overwriteEnv": False,
         }
     ],
-    # SPEC 2.1, with the writers the chart derives from hami.namespace and
+    # docs/behaviour.md 2.1, with the writers the chart derives from hami.namespace and
     # hami.releaseName (kube-system, hami).
     "guards": {
         "schedulerAnnotations": {
@@ -238,10 +238,18 @@ def helm_env():
     return env
 
 
+# The chart refuses an image with no registry (it is published nowhere):
+# every render names one unless a test asks for none.
+REGISTRY = "registry.example.com"
+REGISTRY_SET = ["--set", "image.registry=" + REGISTRY]
+
+
 def helm_template(files=(), sets=(), release=RELEASE, namespace=NS, kube=None, chart=CHART,
-                  extra=()):
+                  extra=(), registry=True):
     """Runs helm template; returns (returncode, stdout, stderr)."""
     cmd = [HELM, "template", release, chart, "--namespace", namespace, *extra]
+    if registry:
+        cmd += REGISTRY_SET
     for f in files:
         cmd += ["-f", f]
     for s in sets:
@@ -388,8 +396,8 @@ def check_webhook(r, *, failure="Fail", timeout=10, namespace=NS, fullname=RELEA
     served = dict(served_labels or {})
     tag = r.name
     mwc = r.one("MutatingWebhookConfiguration")
-    T.equal(f"{tag}: MutatingWebhookConfiguration named after the release",
-            mwc["metadata"]["name"], fullname)
+    T.equal(f"{tag}: MutatingWebhookConfiguration named after the release and its namespace",
+            mwc["metadata"]["name"], f"{fullname}-{namespace}")
     T.equal(f"{tag}: one webhook", len(mwc["webhooks"]), 1)
     wh = mwc["webhooks"][0]
     T.equal(f"{tag}: admissionReviewVersions", wh["admissionReviewVersions"], ["v1", "v1beta1"])
@@ -515,7 +523,7 @@ def check_deployment(r, *, replicas=2, args=SERVE_ARGS, tls_secret=None, roll=Fa
                                  dep["spec"]["template"]["metadata"]["labels"])
             and not aff.get("requiredDuringSchedulingIgnoredDuringExecution"), aff)
     ann = dep["spec"]["template"]["metadata"].get("annotations") or {}
-    # The server reloads the config (SPEC 6): a checksum only on request.
+    # The server reloads the config (docs/behaviour.md 6): a checksum only on request.
     T.check(f"{tag}: checksum/config annotation {'present' if roll else 'absent'}",
             (re.fullmatch(r"[0-9a-f]{64}", str(ann.get("checksum/config", ""))) is not None)
             if roll else "checksum/config" not in ann)
@@ -677,7 +685,8 @@ def test_default(default_render):
 @checks
 def test_notes_and_version(helm):
     T.section("NOTES.txt and versions")
-    p = subprocess.run([HELM, "install", RELEASE, CHART, "--namespace", NS, "--dry-run=client"],
+    p = subprocess.run([HELM, "install", RELEASE, CHART, "--namespace", NS, "--dry-run=client",
+                        *REGISTRY_SET],
                        capture_output=True, text=True, env=helm_env(),
                        stdin=subprocess.DEVNULL, timeout=120)
     notes = p.stdout.partition("NOTES:")[2]
@@ -797,7 +806,7 @@ class FakeAPIServer:
                         return self.reply(200, {"kind": "APIResourceList", "groupVersion": g + "/v1",
                                                 "resources": [resource(*i) for i in items]})
                 if path == ("/apis/admissionregistration.k8s.io/v1/"
-                            f"mutatingwebhookconfigurations/{RELEASE}") and fake.webhook:
+                            f"mutatingwebhookconfigurations/{RELEASE}-{NS}") and fake.webhook:
                     return self.reply(200, fake.webhook)
                 if path == f"/api/v1/namespaces/{NS}/secrets/{RELEASE}-tls":
                     fake.lookups += 1
@@ -857,7 +866,8 @@ def test_self_signed_upgrade(selfsigned_render):
 
         def upgrade_render(name):
             p = subprocess.run([HELM, "template", RELEASE, CHART, "--namespace", NS,
-                                "-f", ci_values("selfsigned"), "--dry-run=server",
+                                "-f", ci_values("selfsigned"), *REGISTRY_SET,
+                                "--dry-run=server",
                                 "--disable-openapi-validation", "--kubeconfig", kubeconfig],
                                capture_output=True, text=True, env=env,
                                stdin=subprocess.DEVNULL, timeout=120)
@@ -1018,14 +1028,84 @@ def test_variants(helm):
 
     digest = "sha256:" + "ab" * 32
     r = render("image", sets=["image.repository=registry.example/vgpu-webhook",
-                              "image.digest=" + digest])
+                              "image.digest=" + digest], registry=False)
     if r:
         T.equal("image: a digest pins the image", webhook_container(r)[1]["image"],
                 "registry.example/vgpu-webhook@" + digest)
+    app = yaml.safe_load(open(os.path.join(CHART, "Chart.yaml")))["appVersion"]
     r = render("image-default")
     if r:
-        T.equal("image-default: tag is the appVersion", webhook_container(r)[1]["image"],
-                "vgpu-webhook:" + yaml.safe_load(open(os.path.join(CHART, "Chart.yaml")))["appVersion"])
+        T.equal("image-default: the registry, and the appVersion as tag",
+                webhook_container(r)[1]["image"], f"{REGISTRY}/vgpu-webhook:{app}")
+    r = render("image-global", sets=["global.imageRegistry=mirror.example:5000/",
+                                     "global.imagePullSecrets[0]=mirror-pull",
+                                     "imagePullSecrets[0].name=own-pull"])
+    if r:
+        dep, c = webhook_container(r)
+        T.equal("image-global: global.imageRegistry wins over image.registry",
+                c["image"], f"mirror.example:5000/vgpu-webhook:{app}")
+        T.equal("image-global: global and own pull secrets, as pod references",
+                dep["spec"]["template"]["spec"].get("imagePullSecrets"),
+                [{"name": "mirror-pull"}, {"name": "own-pull"}])
+        test_pod = [d for d in r.all("Pod")]
+        T.check("image-global: the helm test pod pulls with the same secrets and image",
+                test_pod and all(p["spec"].get("imagePullSecrets") ==
+                                 [{"name": "mirror-pull"}, {"name": "own-pull"}] and
+                                 p["spec"]["containers"][0]["image"] == c["image"]
+                                 for p in test_pod), test_pod)
+    # No registry: the image would be looked for on Docker Hub, where it is
+    # not; the install stops and says what to do instead.
+    rc, _, err = helm_template(registry=False)
+    T.check("image-no-registry: refused at render, naming image.registry and make image",
+            rc != 0 and "image.registry" in err and "make image" in err and
+            "pullPolicy=Never" in err, err.strip())
+    r = render("image-preloaded", sets=["image.pullPolicy=Never"], registry=False)
+    if r:
+        T.equal("image-preloaded: pullPolicy Never takes the bare name (kind load)",
+                webhook_container(r)[1]["image"], f"vgpu-webhook:{app}")
+
+    r = render("host-network", sets=["hostNetwork=true", "containerPort=10250"])
+    if r:
+        dep, c = webhook_container(r)
+        pod = dep["spec"]["template"]["spec"]
+        args = c["args"]
+        T.check("host-network: hostNetwork, with ClusterFirstWithHostNet",
+                pod.get("hostNetwork") is True and
+                pod.get("dnsPolicy") == "ClusterFirstWithHostNet", pod)
+        T.check("host-network: the server listens on containerPort, which the port names",
+                args[args.index("--listen") + 1] == "0.0.0.0:10250" and
+                {"name": "https", "containerPort": 10250, "protocol": "TCP"} in c["ports"],
+                (args, c["ports"]))
+        anti = pod["affinity"]["podAntiAffinity"]
+        T.check("host-network: replicas required on distinct nodes (one port per node)",
+                "requiredDuringSchedulingIgnoredDuringExecution" in anti and
+                "preferredDuringSchedulingIgnoredDuringExecution" not in anti, anti)
+        svc = r.one("Service")["spec"]["ports"]
+        T.check("host-network: the Service still sends 443 to the https port",
+                {"name": "https", "port": 443, "targetPort": "https", "protocol": "TCP"} in svc,
+                svc)
+    r = render("dns-policy", sets=["dnsPolicy=Default"])
+    if r:
+        pod = webhook_container(r)[0]["spec"]["template"]["spec"]
+        T.check("dns-policy: set as given, no hostNetwork",
+                pod.get("dnsPolicy") == "Default" and "hostNetwork" not in pod, pod)
+    if default_r := render("names-default"):
+        pod = webhook_container(default_r)[0]["spec"]["template"]["spec"]
+        T.check("names-default: no hostNetwork, no dnsPolicy, port 9443",
+                "hostNetwork" not in pod and "dnsPolicy" not in pod and
+                pod["containers"][0]["ports"][0]["containerPort"] == 9443, pod)
+    # Two releases of one name in two namespaces: the cluster-scoped objects
+    # must not be the same objects.
+    a = render("names-a", namespace="team-a")
+    b = render("names-b", namespace="team-b")
+    if a and b:
+        cluster = ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
+        na = {(d["kind"], d["metadata"]["name"]) for d in a.docs if d["kind"] in cluster}
+        nb = {(d["kind"], d["metadata"]["name"]) for d in b.docs if d["kind"] in cluster}
+        T.check("names: the cluster-scoped objects of two releases of one name differ",
+                len(na) == 2 and len(nb) == 2 and not na & nb, (na, nb))
+        scoped = {d["kind"] for d in a.docs if "namespace" not in d["metadata"]}
+        T.check("names: no other cluster-scoped object", scoped <= set(cluster), scoped)
 
     r = render("client-auth", sets=["clientAuth.enabled=true", "clientAuth.caConfigMap=apiserver-ca"])
     if r:
@@ -1043,7 +1123,7 @@ def test_variants(helm):
 
     for sets in (["webhook.matchConditions.enabled=false"], ["metrics.enabled=false"],
                  ["replicaCount=1"], ["clientAuth.enabled=true", "clientAuth.caConfigMap=ca"]):
-        p = subprocess.run([HELM, "lint", "--strict", CHART, "--namespace", NS] +
+        p = subprocess.run([HELM, "lint", "--strict", CHART, "--namespace", NS, *REGISTRY_SET] +
                            [a for s_ in sets for a in ("--set", s_)],
                            capture_output=True, text=True, env=helm_env(),
                            stdin=subprocess.DEVNULL, timeout=120)
@@ -2121,6 +2201,43 @@ def test_no_shell(helm):
         T.check("shutdownDelaySeconds=0: no --shutdown-delay",
                 "--shutdown-delay" not in c["args"], c["args"])
 
+
+
+@checks
+def test_package(helm):
+    """make chart-package: the archive helm installs, with the binary's version,
+    its home and sources, and the same objects as the chart's folder."""
+    T.section("helm package")
+    source = "https://git.example.org/vgpu-webhook"
+    p = subprocess.run(["make", "-s", "chart-package", f"CHART_SOURCE={source}"], cwd=ROOT,
+                       capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
+    if not T.check("package: make chart-package", p.returncode == 0, (p.stdout + p.stderr).strip()):
+        return
+    tgz = os.path.join(ROOT, p.stdout.strip().splitlines()[-1])
+    version = subprocess.run([BIN, "version"], capture_output=True,
+                             text=True).stdout.split()[1]
+    T.equal("package: named after the binary's version", os.path.basename(tgz),
+            f"vgpu-webhook-{version}.tgz")
+    p = subprocess.run([HELM, "show", "chart", tgz], capture_output=True, text=True,
+                       env=helm_env(), stdin=subprocess.DEVNULL, timeout=120)
+    meta = yaml.safe_load(p.stdout) if p.returncode == 0 else {}
+    T.check("package: version, appVersion, home, sources, license",
+            meta.get("version") == version and meta.get("appVersion") == version and
+            meta.get("home") == source and meta.get("sources") == [source] and
+            meta.get("annotations", {}).get("artifacthub.io/license") == "Apache-2.0", meta)
+    p = subprocess.run(["tar", "-tzf", tgz], capture_output=True, text=True)
+    T.check("package: holds the LICENSE and the schema",
+            {"vgpu-webhook/LICENSE", "vgpu-webhook/values.schema.json"} <= set(p.stdout.split()),
+            p.stdout)
+    # existingSecret: the selfSigned mode makes a new CA at every render
+    fixed = [ci_values("existingsecret")]
+    rc, packed, err = helm_template(fixed, chart=tgz)
+    rc2, folder, _ = helm_template(fixed)
+    T.check("package: renders the same objects as the folder", rc == 0 and rc2 == 0 and
+            packed == folder, err.strip())
+    p = subprocess.run([HELM, "lint", "--strict", tgz, *REGISTRY_SET], capture_output=True,
+                       text=True, env=helm_env(), stdin=subprocess.DEVNULL, timeout=120)
+    T.check("package: helm lint --strict", p.returncode == 0, (p.stdout + p.stderr).strip())
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__] + sys.argv[1:]))

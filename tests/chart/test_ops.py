@@ -62,7 +62,7 @@ def device(**changes):
 # match inside the value) lets through.  Each must be refused by
 # values.schema.json, naming the field.
 BAD_VALUES = {
-    # profiles (SPEC 2.2)
+    # profiles (docs/behaviour.md 2.2)
     "/properties/config/properties/profiles/items/properties/schedulerName": (
         {"config": {"profiles": [{"name": "p", "namespaces": ["a"],
                                   "schedulerName": "Bad_Sched.x"}]}}, "schedulerName"),
@@ -79,6 +79,9 @@ BAD_VALUES = {
     "/properties/hami/properties/namespace": ({"hami": {"namespace": "Kube_system"}}, "namespace"),
     "/properties/hami/properties/releaseName": ({"hami": {"releaseName": "-hami"}}, "releaseName"),
     "/properties/fullnameOverride": ({"fullnameOverride": "Bad_Name-x"}, "fullnameOverride"),
+    # a registry is host[:port][/path], never a URL
+    "/properties/image/properties/registry": (
+        {"image": {"registry": "https://registry.example.com"}}, "registry"),
     "/properties/image/properties/digest": (
         {"image": {"digest": "x" + "sha256:" + "ab" * 32}}, "digest"),
     "/properties/config/properties/schedulerName": (
@@ -155,7 +158,7 @@ def test_schema_patterns(helm):
             f = os.path.join(d, "bad.yaml")
             with open(f, "w") as out:
                 yaml.safe_dump(values, out)
-            rc, _, err = C.helm_template([f])
+            rc, _, err = C.helm_template([f], registry=False)
             T.check(f"schema: refuses {json.dumps(values)[:90]}",
                     rc != 0 and field in err and "pattern" in err, err.strip()[-300:])
     rc, _, err = C.helm_template(sets=["fullnameOverride=Bad_Name-x"])
@@ -169,7 +172,7 @@ def test_schema_patterns(helm):
 
 @checks
 def test_schema_profiles(helm):
-    T.section("values.schema.json: profiles (SPEC 2.2)")
+    T.section("values.schema.json: profiles (docs/behaviour.md 2.2)")
     ok = {"name": "p", "podLabels": {"size": "whole"}, "schedulerPolicy": {"gpu": "spread"},
           "devices": [{"name": "nvidia", "defaultMemory": 0, "runtimeClassName": "nvidia"}]}
     bad = [({"name": "p"}, "no selector"),
@@ -218,7 +221,8 @@ def test_pdb_forms(helm):
 
 
 def notes(*sets, namespace=NS):
-    args = [C.HELM, "install", RELEASE, CHART, "--namespace", namespace, "--dry-run=client"]
+    args = [C.HELM, "install", RELEASE, CHART, "--namespace", namespace, "--dry-run=client",
+            *C.REGISTRY_SET]
     for s in sets:
         args += ["--set", s]
     p = subprocess.run(args, capture_output=True, text=True, env=C.helm_env(),
@@ -402,7 +406,7 @@ HOOK = "pods.vgpu-webhook.hami.io"
 
 def ops_render(name="operations", extra=()):
     p = subprocess.run([C.HELM, "template", RELEASE, CHART, "--namespace", NS, "-f", OPS,
-                        *extra], capture_output=True, text=True, env=C.helm_env(),
+                        *C.REGISTRY_SET, *extra], capture_output=True, text=True, env=C.helm_env(),
                        stdin=subprocess.DEVNULL, timeout=120)
     rc, out, err = p.returncode, p.stdout, p.stderr
     if not T.check(f"{name}: helm template -f ci/operations-values.yaml {' '.join(extra)}",
@@ -614,7 +618,8 @@ def test_self_signed_ca_overlap(helm):
 
         def upgrade(name):
             p = subprocess.run([C.HELM, "template", RELEASE, CHART, "--namespace", NS,
-                                "-f", C.ci_values("selfsigned"), "--dry-run=server",
+                                "-f", C.ci_values("selfsigned"), *C.REGISTRY_SET,
+                                "--dry-run=server",
                                 "--disable-openapi-validation", "--kubeconfig", kubeconfig],
                                capture_output=True, text=True, env=env,
                                stdin=subprocess.DEVNULL, timeout=120)

@@ -614,7 +614,9 @@ def helm_template(ca_bundle, port, *sets, mode="existingSecret", kube="1.23.0", 
     env.setdefault("HELM_DATA_HOME", os.path.join(home, "data"))
     argv = [HELM, "template", RELEASE, CHART, "--namespace", RELEASE_NS,
             "--kube-version", kube, "--set", f"service.port={port}",
-            "--set", f"certificates.mode={mode}"]
+            "--set", f"certificates.mode={mode}",
+            # the chart refuses an image with no registry; no pod runs it here
+            "--set", "image.registry=registry.example.com"]
     if mode == "existingSecret":
         argv += ["--set", f"certificates.existingSecret.name={RELEASE}-tls",
                  "--set", f"certificates.existingSecret.caBundle={ca_bundle}"]
@@ -1543,7 +1545,8 @@ class Suite:
         cl = self.cl
         ns, name = "e2e-guards", "guard-target"
         key = "hami.io/vgpu-node"
-        rc, out, err = cl.kubectl(["get", "validatingwebhookconfiguration", RELEASE, "-o", "json"])
+        rc, out, err = cl.kubectl(["get", "validatingwebhookconfiguration",
+                                   f"{RELEASE}-{RELEASE_NS}", "-o", "json"])
         if t.check(rc == 0, "the chart's ValidatingWebhookConfiguration is applied", err.strip()):
             wh = json.loads(out)["webhooks"][0]
             svc = wh["clientConfig"].get("service") or {}

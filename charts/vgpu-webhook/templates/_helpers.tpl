@@ -46,12 +46,46 @@ app.kubernetes.io/component: admission-webhook
 {{- end -}}
 {{- end -}}
 
+{{/*
+The webhook's image: REGISTRY/REPOSITORY:TAG or @DIGEST, the registry from
+global.imageRegistry, else image.registry.  An image with no registry would
+be pulled from Docker Hub's library, where it is not published: unless the
+image was loaded into the nodes (pullPolicy Never), the render fails here
+with what to do, instead of pods in ImagePullBackOff behind a webhook that
+gates every GPU pod.
+*/}}
 {{- define "vgpu-webhook.image" -}}
-{{- if .Values.image.digest -}}
-{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
-{{- else -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- $registry := default .Values.image.registry ((.Values.global).imageRegistry) | trimSuffix "/" -}}
+{{- $repo := .Values.image.repository -}}
+{{- if and (not $registry) (not (contains "/" $repo)) (ne .Values.image.pullPolicy "Never") -}}
+{{- fail (printf "image %q names no registry, and it is not published on Docker Hub: build it with `make image`, push it to your registry and set image.registry (or global.imageRegistry), or load it into every node and set image.pullPolicy=Never (README \"Quickstart\")" $repo) -}}
 {{- end -}}
+{{- $name := ternary (printf "%s/%s" $registry $repo) $repo (ne $registry "") -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" $name .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $name (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The pull secrets: global.imagePullSecrets, then imagePullSecrets. */}}
+{{- define "vgpu-webhook.imagePullSecrets" -}}
+{{- $all := concat ((.Values.global).imagePullSecrets | default list) (.Values.imagePullSecrets | default list) -}}
+{{- with $all }}
+imagePullSecrets:
+{{- range . }}
+  - {{ if kindIs "string" . }}name: {{ . }}{{ else }}{{ toYaml . }}{{ end }}
+{{- end }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The name of a cluster-scoped object (the webhook configurations): the
+object name prefix and the release namespace, so that releases of one
+name in two namespaces do not take each other's objects.
+*/}}
+{{- define "vgpu-webhook.clusterName" -}}
+{{- printf "%s-%s" (include "vgpu-webhook.fullname" .) .Release.Namespace | trunc 253 | trimSuffix "-" -}}
 {{- end -}}
 
 {{/* The Secret that holds tls.crt and tls.key for the server. */}}
@@ -87,7 +121,7 @@ strings: what the matchConditions expression looks for.
 {{- $names | uniq | toJson -}}
 {{- end -}}
 
-{{/* --- guards (SPEC 2.1) --------------------------------------------- */}}
+{{/* --- guards (docs/behaviour.md 2.1) --------------------------------------------- */}}
 
 {{/* The writers of the annotation guard: the value, or HAMi's accounts. */}}
 {{- define "vgpu-webhook.guardWriters" -}}
