@@ -696,6 +696,8 @@ def test_notes_and_version(helm):
             f"kubectl -n {NS} rollout status deployment/{RELEASE}" in notes)
     T.check("NOTES: tells how to check the webhook with a server-side dry run",
             "create --dry-run=server -o yaml" in notes and "nvidia.com/gpu: 1" in notes)
+    T.check("NOTES: reads the caBundle of the release's own webhook configuration",
+            f"kubectl get mutatingwebhookconfiguration {RELEASE}-{NS} " in notes, notes)
     T.check("NOTES: names the namespaces never sent",
             f"kube-system, gpu-operator, {NS}" in notes)
     T.check("NOTES: names the guard's writers and how to check them",
