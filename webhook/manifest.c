@@ -50,6 +50,7 @@ struct run {
 	struct buf *out;   /* YAML: the documents written so far */
 	size_t written;    /* how many */
 	bool denied, input_error, changed;
+	const char *in;    /* the input, for the documents kept as they are */
 };
 
 /* Whether v is the string lit. */
@@ -346,21 +347,56 @@ static void write_json(struct buf *out, const json_t *doc)
 }
 
 /*
- * Defaults one YAML document as soon as it is read (yamlio_doc_fn), and
- * writes it while nothing has gone wrong: only one document is held.
+ * Writes a changed document in the place of its text d: what came before
+ * its value ("---", comments) and after it (comments, "...") as they were,
+ * the value written anew.
  */
-static int on_document(void *ctx, json_t *doc, size_t index, int line)
+static void write_changed(struct run *r, const json_t *doc,
+			  const struct yamlio_doc *d)
+{
+	const char *after = r->in + d->content_end;
+	size_t n = d->end - d->content_end;
+
+	buf_addn(r->out, r->in + d->start, d->content_start - d->start);
+	if (d->content_start > d->start && r->in[d->content_start - 1] != '\n')
+		buf_add(r->out, "\n"); /* "--- value" on one line */
+	yamlio_dump(r->out, doc);
+	if (n && after[0] == '\n') {
+		after++;
+		n--;
+	}
+	buf_addn(r->out, after, n);
+}
+
+/*
+ * Defaults one YAML document as soon as it is read (yamlio_doc_fn), and
+ * writes it while nothing has gone wrong: only one document is held.  A
+ * document that is not changed is written as it was read, byte for byte;
+ * so is the text around the value of one that is.  Without the places of
+ * the documents (UTF-16 input), every document is written anew.
+ */
+static int on_document(void *ctx, json_t *doc, const struct yamlio_doc *d)
 {
 	struct run *r = ctx;
+	bool before = r->changed;
 
-	if (json_is_null(doc))
-		return 0; /* an empty document */
-	default_document(r, doc, index, line);
-	if (r->input_error || r->denied || r->opt->check)
-		return 0;
-	if (r->written++)
-		buf_add(r->out, "---\n");
-	yamlio_dump(r->out, doc);
+	r->changed = false;
+	if (!json_is_null(doc))
+		default_document(r, doc, d->index, d->line);
+	if (!r->input_error && !r->denied && !r->opt->check) {
+		if (!d->spans) {
+			if (!json_is_null(doc)) {
+				if (r->written++)
+					buf_add(r->out, "---\n");
+				yamlio_dump(r->out, doc);
+			}
+		} else if (r->changed) {
+			write_changed(r, doc, d);
+		} else {
+			buf_addn(r->out, r->in + d->start, d->end - d->start);
+		}
+	}
+	r->changed = r->changed || before;
 	return buf_failed(r->out) || buf_failed(r->msgs) ? -1 : 0;
 }
 
@@ -369,9 +405,10 @@ enum manifest_status manifest_default(const struct config *cfg,
 				      const struct manifest_options *opt,
 				      struct buf *out, struct buf *msgs)
 {
-	struct run r = { cfg, opt, msgs, out, 0, false, false, false };
+	struct run r = { cfg, opt, msgs, out, 0, false, false, false, buf };
 	struct pick_error perr;
 	struct yamlio_error yerr;
+	size_t tail = len;
 	json_t *root;
 
 	/* Input that parses as one JSON value is JSON. */
@@ -385,8 +422,12 @@ enum manifest_status manifest_default(const struct config *cfg,
 				    "3145728 bytes");
 		else
 			default_document(&r, root, 1, 0);
-		if (!r.input_error && !r.denied && !opt->check)
-			write_json(out, root);
+		if (!r.input_error && !r.denied && !opt->check) {
+			if (r.changed)
+				write_json(out, root);
+			else
+				buf_addn(out, buf, len); /* as it was */
+		}
 		json_decref(root);
 	} else if (perr.status == PICK_NOMEM) {
 		buf_add(msgs, "error: out of memory\n");
@@ -398,7 +439,10 @@ enum manifest_status manifest_default(const struct config *cfg,
 			 "deeper than %d levels\n", perr.line, perr.column,
 			 JSON_PARSER_MAX_DEPTH);
 		r.input_error = true;
-	} else if (yamlio_each(buf, len, on_document, &r, &yerr)) {
+	} else if (!yamlio_each(buf, len, on_document, &r, &tail, &yerr)) {
+		/* Comments after the last document. */
+		buf_addn(out, buf + tail, len - tail);
+	} else {
 		buf_addf(msgs, "error: document %zu: ",
 			 yerr.document ? yerr.document : 1);
 		if (yerr.line)

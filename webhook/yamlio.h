@@ -32,6 +32,7 @@
 #ifndef YAMLIO_H
 #define YAMLIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <jansson.h>
@@ -52,23 +53,42 @@ struct yamlio_error {
 };
 
 /*
+ * Where one document of a stream sits.  The byte offsets are into the
+ * buffer given to yamlio_each(), and valid only when spans is true (UTF-8
+ * input; not UTF-16).  The documents' [start, end) ranges follow each
+ * other from 0: the first starts at 0 (leading comments, a byte order
+ * mark), each starts where the one before it ended, and the text after
+ * the last is yamlio_each()'s *tail.  Inside [start, end), the document's
+ * value is [content_start, content_end): before it "---" and comments,
+ * after it comments and "...".  An empty document has content_start ==
+ * content_end == end.
+ */
+struct yamlio_doc {
+	size_t index; /* 1-based in the stream */
+	int line;     /* 1-based line where the document starts */
+	bool spans;
+	size_t start, content_start, content_end, end;
+};
+
+/*
  * Called by yamlio_each() for each document, in order: doc (borrowed; the
  * callee may change it and takes a reference to keep it; null for an
- * empty document), its 1-based index in the stream and its start line.
- * Returns 0 to go on, or -1 to stop the reading.
+ * empty document) and where it sits.  Returns 0 to go on, or -1 to stop
+ * the reading.
  */
-typedef int yamlio_doc_fn(void *ctx, json_t *doc, size_t index, int line);
+typedef int yamlio_doc_fn(void *ctx, json_t *doc, const struct yamlio_doc *d);
 
 /*
  * Reads the YAML stream buf[0..len) (UTF-8, or UTF-16 with a byte order
  * mark) and hands each document to fn as soon as it is read, so that only
- * one document is held at a time.  Returns 0 at the end of the stream, or
- * -1 with *err filled on a syntax error or a limit (err->text is "" when
- * fn stopped the reading).  Documents before the error have been handed
- * over.
+ * one document is held at a time.  Returns 0 at the end of the stream,
+ * with *tail (when tail is not NULL) the offset of the text after the last
+ * document (len when there is none, or for UTF-16 input), or -1 with *err
+ * filled on a syntax error or a limit (err->text is "" when fn stopped the
+ * reading).  Documents before the error have been handed over.
  */
 int yamlio_each(const char *buf, size_t len, yamlio_doc_fn *fn, void *ctx,
-		struct yamlio_error *err) COMPILER_WUR;
+		size_t *tail, struct yamlio_error *err) COMPILER_WUR;
 
 /*
  * Reads the YAML stream buf[0..len) (UTF-8, or UTF-16 with a byte order

@@ -43,6 +43,14 @@ struct reader {
 	yamlio_doc_fn *fn;
 	void *ctx;
 	struct yamlio_error *err;
+	/* Where the documents sit (yamlio.h, struct yamlio_doc): libyaml's
+	 * marks count characters, turned into bytes by byte_at(). */
+	const char *buf;
+	size_t len;
+	size_t bom;         /* bytes of a UTF-8 byte order mark, not counted */
+	size_t at_char, at_byte; /* byte_at()'s cursor */
+	size_t prev_end;    /* where the last document ended */
+	struct yamlio_doc doc;
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -329,6 +337,67 @@ static void frame_release(struct frame *f)
 	free(f->anchor);
 }
 
+/*
+ * The byte offset of character index in the buffer, as libyaml counts
+ * characters in UTF-8 input (after a byte order mark; "\r\n" is two).
+ * Marks come in order, so the cursor moves forward; it starts again for
+ * one behind it.
+ */
+static size_t byte_at(struct reader *r, size_t index)
+{
+	const unsigned char *b = (const unsigned char *)r->buf;
+
+	if (index < r->at_char) {
+		r->at_char = 0;
+		r->at_byte = r->bom;
+	}
+	while (r->at_char < index && r->at_byte < r->len) {
+		r->at_byte++;
+		while (r->at_byte < r->len && (b[r->at_byte] & 0xC0) == 0x80)
+			r->at_byte++;
+		r->at_char++;
+	}
+	return r->at_byte;
+}
+
+/* Follows where the current document and its value start and end. */
+static void track(struct reader *r, const yaml_event_t *ev)
+{
+	struct yamlio_doc *d = &r->doc;
+
+	if (!d->spans)
+		return;
+	switch (ev->type) {
+	case YAML_DOCUMENT_START_EVENT:
+		d->start = r->prev_end;
+		d->content_start = d->content_end = SIZE_MAX;
+		break;
+	case YAML_DOCUMENT_END_EVENT:
+		d->end = byte_at(r, ev->end_mark.index);
+		if (d->content_start == SIZE_MAX)
+			d->content_start = d->content_end = d->end;
+		r->prev_end = d->end;
+		break;
+	case YAML_SCALAR_EVENT:
+	case YAML_ALIAS_EVENT:
+	case YAML_SEQUENCE_START_EVENT:
+	case YAML_MAPPING_START_EVENT:
+		if (r->depth)
+			break;
+		d->content_start = byte_at(r, ev->start_mark.index);
+		if (ev->type == YAML_SCALAR_EVENT || ev->type == YAML_ALIAS_EVENT)
+			d->content_end = byte_at(r, ev->end_mark.index);
+		break;
+	case YAML_SEQUENCE_END_EVENT:
+	case YAML_MAPPING_END_EVENT:
+		if (r->depth == 1)
+			d->content_end = byte_at(r, ev->end_mark.index);
+		break;
+	default:
+		break;
+	}
+}
+
 /* Handles one event.  Returns 0, 1 at the end of the stream, or -1. */
 static int on_event(struct reader *r, const yaml_event_t *ev)
 {
@@ -354,8 +423,11 @@ static int on_event(struct reader *r, const yaml_event_t *ev)
 		json_object_clear(r->anchors);
 		return 0;
 	case YAML_DOCUMENT_END_EVENT: {
-		int rc = r->fn(r->ctx, r->root ? r->root : json_null(),
-			       r->err->document, r->doc_line);
+		int rc;
+
+		r->doc.index = r->err->document;
+		r->doc.line = r->doc_line;
+		rc = r->fn(r->ctx, r->root ? r->root : json_null(), &r->doc);
 
 		json_decref(r->root);
 		r->root = NULL;
@@ -463,8 +535,9 @@ static void parser_error(struct reader *r, const yaml_parser_t *p)
 }
 
 int yamlio_each(const char *buf, size_t len, yamlio_doc_fn *fn, void *ctx,
-		struct yamlio_error *err)
+		size_t *tail, struct yamlio_error *err)
 {
+	const unsigned char *b = (const unsigned char *)buf;
 	struct reader r;
 	yaml_parser_t parser;
 	yaml_event_t ev;
@@ -476,6 +549,15 @@ int yamlio_each(const char *buf, size_t len, yamlio_doc_fn *fn, void *ctx,
 	r.fn = fn;
 	r.ctx = ctx;
 	r.alias_max = YAMLIO_ALIAS_NODES_MIN + len / 8;
+	r.buf = buf;
+	r.len = len;
+	/* libyaml reads UTF-16 when a byte order mark says so: its marks
+	 * then count characters of another encoding. */
+	r.doc.spans = !(len >= 2 && ((b[0] == 0xFF && b[1] == 0xFE) ||
+				     (b[0] == 0xFE && b[1] == 0xFF)));
+	if (len >= 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF)
+		r.bom = 3;
+	r.at_byte = r.bom;
 	r.stack = calloc(YAMLIO_DEPTH_MAX + 1, sizeof(*r.stack));
 	r.anchors = json_object();
 	if (!r.stack || !r.anchors || !yaml_parser_initialize(&parser)) {
@@ -495,13 +577,17 @@ int yamlio_each(const char *buf, size_t len, yamlio_doc_fn *fn, void *ctx,
 		    ev.end_mark.index - r.doc_start > YAMLIO_DOCUMENT_MAX)
 			rc = fail(&r, NULL, "the document is larger than %zu "
 				  "bytes", YAMLIO_DOCUMENT_MAX);
-		else
+		else {
+			track(&r, &ev);
 			rc = on_event(&r, &ev);
+		}
 		yaml_event_delete(&ev);
 		if (rc)
 			break;
 	}
 	rc = rc == 1 ? 0 : -1;
+	if (!rc && tail)
+		*tail = r.doc.spans ? r.prev_end : len;
 	yaml_parser_delete(&parser);
 out_noparser:
 	while (r.depth)
@@ -517,13 +603,12 @@ struct collected {
 	json_t *docs, *lines;
 };
 
-static int collect(void *ctx, json_t *doc, size_t index, int line)
+static int collect(void *ctx, json_t *doc, const struct yamlio_doc *d)
 {
 	struct collected *c = ctx;
 
-	(void)index;
 	if (json_array_append(c->docs, doc) ||
-	    json_array_append_new(c->lines, json_integer(line)))
+	    json_array_append_new(c->lines, json_integer(d->line)))
 		return -1;
 	return 0;
 }
@@ -540,7 +625,7 @@ json_t *yamlio_load(const char *buf, size_t len, json_t **lines,
 		snprintf(err->text, sizeof(err->text), "out of memory");
 		goto fail;
 	}
-	if (yamlio_each(buf, len, collect, &c, err)) {
+	if (yamlio_each(buf, len, collect, &c, NULL, err)) {
 		if (!err->text[0])
 			snprintf(err->text, sizeof(err->text), "out of memory");
 		goto fail;

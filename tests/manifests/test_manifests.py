@@ -264,8 +264,56 @@ def test_stream_comments_empty_documents_anchors():
     rc, out, err = run(["default", "--namespace", "ml", "-"], STREAM)
     assert rc == 0, err
     assert read_yaml(out) == want
-    assert out.count(b"\n---\n") == 2 and not out.startswith(b"---")
     assert "warning: Deployment ml/trainer: " in err
+    # The documents not changed, and the text around the changed one's
+    # value, come out as they went in.
+    head, _, rest = STREAM.partition(b"apiVersion: apps/v1\n")
+    assert out.startswith(head)
+    assert out.endswith(b"...\n" + STREAM.partition(b"...\n")[2])
+    assert out.count(b"# Source: ") == 2 and out.count(b"---\n") == 4
+
+
+QUIET = [
+    # comments, quoting, flow style, key order, indentation, markers
+    b"# top\n---\napiVersion: v1   # trailing\nkind: ConfigMap\n"
+    b"metadata: {name: 'q', labels: {b: \"2\", a: '1'}}\n"
+    b"data:\n    z: |\n        #!/bin/sh\n        echo hi\n    a: >-\n      folded\n"
+    b"...\n# between\n---\n---\n# an empty document above\n"
+    b"kind: Service\napiVersion: v1\nmetadata:\n    name: s\n# end\n",
+    # a pod asking for no GPU, with a byte order mark, CRLF and text
+    # outside ASCII
+    b"\xef\xbb\xbfapiVersion: v1\r\nkind: Pod\r\nmetadata:\r\n  name: caf\xc3\xa9\r\n"
+    b"spec:\r\n  containers:\r\n  - name: c\r\n    image: \"\xe2\x82\xac\"\r\n",
+    # comments only, and nothing at all
+    b"# only a comment\n", b"---\n---\n", b"",
+    # JSON, indented its own way
+    b'{ "apiVersion":"v1",\n  "kind":"Pod", "metadata":{"name":"p"},\n'
+    b'  "spec":{"containers":[{"name":"c","image":"i"}]} }\n',
+]
+
+
+@pytest.mark.parametrize("src", QUIET)
+def test_unchanged_stream_is_byte_identical(src):
+    rc, out, err = run(["default", "-"], src)
+    assert (rc, err) == (0, "")
+    assert out == src
+
+
+def test_changed_document_keeps_its_neighbours_bytes():
+    other = b"# Source: cm.yaml\napiVersion: v1\nkind: ConfigMap\n" \
+        b"metadata: {name: cm}   # flow\ndata: {k: 'v'}\n"
+    pod = workload("v1", "Pod", "p", KINDS[-1][2]).encode()
+    src = other + b"---\n# Source: pod.yaml\n" + pod + b"...\n---\n" + other + \
+        b"# the end\n"
+    rc, out, err = run(["default", "-"], src)
+    assert rc == 0, err
+    assert out.startswith(other + b"---\n# Source: pod.yaml\n")
+    assert out.endswith(b"...\n---\n" + other + b"# the end\n")
+    docs = read_yaml(out)
+    assert docs[1] == expect_defaulted(read_yaml(pod)[0], [])[0]
+    # and the defaulted stream is left as it is the second time
+    rc2, out2, _ = run(["default", "-"], out)
+    assert (rc2, out2) == (0, out)
 
 
 def test_list_json_stays_json():
@@ -361,10 +409,19 @@ data:
 """
 
 
+def rewritten(src):
+    """src (one YAML mapping) as a GPU Pod's member "x": a document the
+    defaulter changes, so that it writes the whole of it anew."""
+    pod = workload("v1", "Pod", "p", KINDS[-1][2]).encode()
+    return pod + b"x:\n" + b"".join(b"  " + line + b"\n"
+                                    for line in src.splitlines())
+
+
 def test_yaml_scalars_read_as_go_yaml_reads_them():
-    rc, out, err = run(["default", "-"], SCALARS)
+    src = rewritten(SCALARS)
+    rc, out, err = run(["default", "-"], src)
     assert rc == 0, err
-    assert read_yaml(out) == read_yaml(SCALARS)
+    assert read_yaml(out)[0]["x"] == read_yaml(SCALARS)[0]
     text = out.decode()
     for quoted in ['"no"', '"1"', '"1:20"', '"2001-12-14"',
                    '"true"', '"123"']:
@@ -376,8 +433,8 @@ def test_yaml_scalars_read_as_go_yaml_reads_them():
 def test_integer_beyond_int64_becomes_a_real():
     # go-yaml keeps a uint64; JSON numbers go through jansson here, which
     # has none (README, "What survives").
-    rc, out, err = run(["default", "-"], b"a: 9223372036854775808\n")
-    assert rc == 0 and out == b"a: 9.223372036854776e+18\n", (out, err)
+    rc, out, err = run(["default", "-"], rewritten(b"a: 9223372036854775808"))
+    assert rc == 0 and out.endswith(b"x:\n  a: 9.223372036854776e+18\n"), (out, err)
 
 
 def test_strings_needing_quotes_survive():
@@ -393,11 +450,12 @@ def test_strings_needing_quotes_survive():
     obj = {"apiVersion": "v1", "kind": "ConfigMap",
            "metadata": {"name": "words"}, "data": data}
     # JSON in gives JSON out; YAML out is tested through a YAML input
-    # that go-yaml reads as obj: JSON is YAML, in flow style.
-    src = b"# words\n" + json.dumps(obj).encode()
+    # that go-yaml reads as obj (JSON is YAML, in flow style), in a
+    # document the defaulter changes and so writes anew.
+    src = rewritten(b"# words\n" + json.dumps(obj).encode())
     rc, out, err = run(["default", "-"], src)
     assert rc == 0, err
-    assert read_yaml(out) == [obj]
+    assert read_yaml(out)[0]["x"] == obj
 
 
 def test_json_in_json_out_round_trip():
@@ -542,6 +600,5 @@ def test_anchors_do_not_cross_documents():
 
 
 def test_empty_input():
-    for src in (b"", b"# only a comment\n", b"---\n---\n"):
-        rc, out, err = run(["default", "-"], src)
-        assert (rc, out, err) == (0, b"", "")
+    rc, out, err = run(["default", "-"], b"")
+    assert (rc, out, err) == (0, b"", "")
