@@ -1,7 +1,7 @@
 /*
  * main.c - the vgpu-webhook command line: the flags, the configuration
- * they build, and the dispatch to serve, review, default, check or
- * version.
+ * they build, and the dispatch to serve, review, default, check,
+ * certs ensure, certs cleanup or version.
  *
  * One table (flags[] below) says everything of a flag: its spelling,
  * which commands take it, whether it takes a value, its line in the usage,
@@ -18,6 +18,8 @@
 
 #include "addr.h"
 #include "arena.h"
+#include "certgen.h"
+#include "cmd_certs.h"
 #include "cmd_check.h"
 #include "cmd_review.h"
 #include "cmd_serve.h"
@@ -30,11 +32,21 @@
 
 #define PROG "vgpu-webhook"
 
-enum command { CMD_SERVE, CMD_REVIEW, CMD_DEFAULT, CMD_VERSION, CMD_CHECK };
+enum command {
+	CMD_SERVE,
+	CMD_REVIEW,
+	CMD_DEFAULT,
+	CMD_VERSION,
+	CMD_CHECK,
+	CMD_ENSURE,  /* certs ensure */
+	CMD_CLEANUP, /* certs cleanup */
+};
 
 #define ON_SERVE (1u << CMD_SERVE)
 #define ON_CHECK (1u << CMD_CHECK)
 #define ON_DEFAULT (1u << CMD_DEFAULT)
+#define ON_ENSURE (1u << CMD_ENSURE)
+#define ON_CERTS (ON_ENSURE | 1u << CMD_CLEANUP)
 #define ON_EVERY \
 	(ON_SERVE | 1u << CMD_REVIEW | 1u << CMD_DEFAULT | 1u << CMD_VERSION)
 #define ON_OFFLINE (1u << CMD_REVIEW | 1u << CMD_DEFAULT)
@@ -49,6 +61,7 @@ struct args {
 	const char *config_file; /* --config */
 	struct cmd_serve_options serve;
 	struct cmd_check_options check;
+	struct cmd_certs_options certs;
 	struct review_options offline; /* review, default: --user, --group */
 	json_t *groups;           /* --group values, or NULL */
 	struct manifest_options def; /* default: --namespace, --check */
@@ -82,11 +95,11 @@ static flag_set_fn set_help, set_config_file, set_listen, set_metrics_listen,
 	set_tls_cert_file, set_tls_private_key_file, set_tls_client_ca_file,
 	set_tls, set_shutdown_delay,
 	set_log_format, set_verbosity, set_check, set_user,
-	set_group, set_namespace, set_default_check;
+	set_group, set_namespace, set_default_check, set_certs;
 
 static const struct flag flags[] = {
-	{ "help", ON_EVERY | ON_CHECK, NULL, NULL, set_help, NULL },
-	{ "h", ON_EVERY | ON_CHECK, NULL, NULL, set_help, NULL },
+	{ "help", ON_EVERY | ON_CHECK | ON_CERTS, NULL, NULL, set_help, NULL },
+	{ "h", ON_EVERY | ON_CHECK | ON_CERTS, NULL, NULL, set_help, NULL },
 	{ "config", ON_EVERY, "FILE", "JSON policy configuration",
 	  set_config_file, NULL },
 	{ "scheduler-name", ON_EVERY, "NAME",
@@ -135,6 +148,23 @@ static const struct flag flags[] = {
 	{ "key-file", ON_CHECK, "FILE", "its private key (PEM)", set_check, NULL },
 	{ "resource", ON_CHECK, "NAME", "count resource (default nvidia.com/gpu)", set_check, NULL },
 	{ "timeout", ON_CHECK, "SECONDS", "for the whole request (default 10)", set_check, NULL },
+	/* certs ensure and cleanup (set_certs tells them apart by name) */
+	{ "namespace", ON_ENSURE, "NS", "of the Secret and the Service (required)", set_certs, NULL },
+	{ "secret", ON_ENSURE, "NAME", "the kubernetes.io/tls Secret (required)", set_certs, NULL },
+	{ "service", ON_ENSURE, "NAME", "the Service the names are of (required)", set_certs, NULL },
+	{ "cluster-domain", ON_ENSURE, "D", "of the last name (default cluster.local)", set_certs, NULL },
+	{ "validity", ON_ENSURE, "DURATION", "of a new CA and certificate (default\n365d; s, m, h or d)",
+	  set_certs, NULL },
+	{ "renew-before", ON_ENSURE, "DURATION", "renew what expires within this (default\n30d)",
+	  set_certs, NULL },
+	{ "webhook", ON_CERTS, "NAME", "a MutatingWebhookConfiguration", set_certs, NULL },
+	{ "validating-webhook", ON_CERTS, "NAME", "a ValidatingWebhookConfiguration", set_certs,
+	  NULL },
+	{ "kube-server", ON_CERTS, "URL", "API server (default: in-cluster)", set_certs, NULL },
+	{ "kube-ca", ON_CERTS, "FILE", "its CA (default: the service account's)", set_certs, NULL },
+	{ "kube-token-file", ON_CERTS, "F", "bearer token (default: the service\naccount's)",
+	  set_certs, NULL },
+	{ "timeout", ON_CERTS, "SECONDS", "per request (default 30)", set_certs, NULL },
 	/* The requester of the guards (behaviour §4.2), offline only. */
 	{ "user", ON_OFFLINE, "NAME",
 	  "the requester (review: replaces\nrequest.userInfo.username)",
@@ -157,6 +187,8 @@ static const char usage_commands[] =
 	"       " PROG " review  [flags] [FILE|-]   decide one AdmissionReview\n"
 	"       " PROG " default [flags] [FILE|-]   default manifests (JSON or YAML)\n"
 	"       " PROG " check   [flags]   check a running webhook\n"
+	"       " PROG " certs ensure  [flags]   make or renew the certificate\n"
+	"       " PROG " certs cleanup [flags]   delete the webhook configurations\n"
 	"       " PROG " version\n"
 	"\n";
 
@@ -178,6 +210,8 @@ static void usage(FILE *out)
 		{ "flags of serve, review and default:", ON_EVERY },
 		{ "flags of serve:", ON_SERVE },
 		{ "flags of check:", ON_CHECK },
+		{ "flags of certs ensure:", ON_ENSURE },
+		{ "flags of certs ensure and cleanup:", ON_CERTS },
 		{ "flags of review and default:", ON_OFFLINE },
 		{ "flags of default:", ON_DEFAULT },
 	};
@@ -452,6 +486,56 @@ static int set_default_check(struct args *a, const struct flag *f,
 	return 0;
 }
 
+/* The flags of certs, by name; the options are checked before the run. */
+static int set_certs(struct args *a, const struct flag *f, const char *value,
+		     char *err, size_t errlen)
+{
+	struct cmd_certs_options *o = &a->certs;
+	const char **strings[] = {
+		&o->namespace_, &o->secret, &o->service, &o->cluster_domain,
+		&o->mutating, &o->validating, &o->kube.server, &o->kube.ca_file,
+		&o->kube.token_file,
+	};
+	static const char *const names[] = {
+		"namespace", "secret", "service", "cluster-domain", "webhook",
+		"validating-webhook", "kube-server", "kube-ca", "kube-token-file",
+	};
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(f->name, names[i]))
+			continue;
+		if (!value[0]) {
+			snprintf(err, errlen, "--%s: a value is required",
+				 f->name);
+			return -1;
+		}
+		*strings[i] = value;
+		return 0;
+	}
+	if (!strcmp(f->name, "timeout")) {
+		if (text_u64_parsen(value, strlen(value), KUBE_TIMEOUT_MAX, &v) ||
+		    !v) {
+			snprintf(err, errlen,
+				 "--timeout: \"%.64s\": expected seconds from 1 to %d",
+				 value, KUBE_TIMEOUT_MAX);
+			return -1;
+		}
+		o->kube.timeout = (unsigned)v;
+		return 0;
+	}
+	if (certgen_parse_duration(value, !strcmp(f->name, "validity") ?
+						  &o->validity :
+						  &o->renew_before)) {
+		snprintf(err, errlen,
+			 "--%s: \"%.64s\": expected a duration such as 720h or 30d",
+			 f->name, value);
+		return -1;
+	}
+	return 0;
+}
+
 /* --- parsing ------------------------------------------------------------- */
 
 /* The flag without a value that cmd takes and arg spells exactly, or
@@ -497,17 +581,17 @@ static const struct flag *find_flag(const char *name, enum command cmd)
 }
 
 /*
- * Reads the arguments after the command into *a: flags in any order
+ * Reads the arguments from argv[first] on into *a: flags in any order
  * ("--name value" or "--name=value"), the input of review and default,
  * and "--" before an input that starts with a dash.  Returns -1 to go on,
  * or the exit status after the usage or a message.
  */
-static int parse_args(int argc, char **argv, struct args *a)
+static int parse_args(int argc, char **argv, int first, struct args *a)
 {
 	bool positional_only = false;
 	int i;
 
-	for (i = 2; i < argc; i++) {
+	for (i = first; i < argc; i++) {
 		char *arg = argv[i], *eq;
 		const struct flag *f;
 		const char *value;
@@ -515,7 +599,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 
 		if (positional_only || arg[0] != '-' || !strcmp(arg, "-")) {
 			if (a->cmd == CMD_SERVE || a->cmd == CMD_VERSION ||
-			    a->cmd == CMD_CHECK || a->file)
+			    a->cmd == CMD_CHECK || a->cmd == CMD_ENSURE ||
+			    a->cmd == CMD_CLEANUP || a->file)
 				return usage_error("unexpected argument", arg);
 			a->file = arg;
 			continue;
@@ -601,7 +686,7 @@ int main(int argc, char **argv)
 	struct config cfg;
 	struct config_source src;
 	char sha256[65];
-	int status;
+	int status, first = 2;
 
 	arena_setup();
 	if (argc < 2)
@@ -622,17 +707,25 @@ int main(int argc, char **argv)
 		a.cmd = CMD_VERSION;
 	else if (!strcmp(argv[1], "check"))
 		a.cmd = CMD_CHECK;
-	else
+	else if (strcmp(argv[1], "certs"))
 		return usage_error("unknown command", argv[1]);
+	else if (argc > 2 && !strcmp(argv[2], "ensure"))
+		a.cmd = CMD_ENSURE, first = 3;
+	else if (argc > 2 && !strcmp(argv[2], "cleanup"))
+		a.cmd = CMD_CLEANUP, first = 3;
+	else
+		return usage_error("certs: expected ensure or cleanup",
+				   argc > 2 ? argv[2] : NULL);
 
 	cmd_serve_options_init(&a.serve);
 	cmd_check_options_init(&a.check);
+	cmd_certs_options_init(&a.certs);
 	a.settings = calloc((size_t)argc, sizeof(*a.settings));
 	if (!a.settings) {
 		fprintf(stderr, PROG ": out of memory\n");
 		return 2;
 	}
-	status = parse_args(argc, argv, &a);
+	status = parse_args(argc, argv, first, &a);
 	if (status >= 0)
 		goto out;
 	if (a.cmd == CMD_VERSION) {
@@ -645,6 +738,17 @@ int main(int argc, char **argv)
 		status = cmd_check_options_check(&a.check, err, sizeof(err)) ?
 				 usage_error(err, NULL) :
 				 cmd_check_run(&a.check);
+		goto out;
+	}
+	if (a.cmd == CMD_ENSURE || a.cmd == CMD_CLEANUP) {
+		char err[300];
+		bool ensure = a.cmd == CMD_ENSURE;
+
+		status = cmd_certs_options_check(&a.certs, ensure, err,
+						 sizeof(err)) ?
+				 usage_error(err, NULL) :
+			 ensure ? cmd_certs_ensure(&a.certs) :
+				  cmd_certs_cleanup(&a.certs);
 		goto out;
 	}
 	src.path = a.config_file;
@@ -668,6 +772,8 @@ int main(int argc, char **argv)
 		break;
 	case CMD_VERSION:
 	case CMD_CHECK:
+	case CMD_ENSURE:
+	case CMD_CLEANUP:
 		break;
 	}
 	config_release(&cfg);

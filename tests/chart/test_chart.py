@@ -672,7 +672,7 @@ def test_default(default_render):
     T.equal("default: no ServiceMonitor", r.all("ServiceMonitor"), [])
     T.check("default: no priorityClassName",
             "priorityClassName" not in r.one("Deployment")["spec"]["template"]["spec"])
-    sa = r.one("ServiceAccount")
+    sa = r.named("ServiceAccount", RELEASE)
     T.equal("default: pods run as the chart's ServiceAccount",
             r.one("Deployment")["spec"]["template"]["spec"]["serviceAccountName"],
             sa["metadata"]["name"])
@@ -745,10 +745,97 @@ def test_self_signed(default_render, selfsigned_render):
     rc, out, _ = openssl("x509", "-noout", "-ext", "basicConstraints", data=data["ca.crt"])
     T.check("selfsigned: ca.crt is a CA", rc == 0 and b"CA:TRUE" in out, out.decode())
     # lookup finds nothing under helm template: every render is a new pair.
-    if default is not None:
-        other = tls_secret_data(default, name)
+    again = render("selfsigned-again", [ci_values("selfsigned")])
+    if again is not None:
+        other = tls_secret_data(again, name)
         T.check("selfsigned: a second render makes another CA (no lookup under template)",
                 other is not None and other["ca.crt"] != data["ca.crt"])
+    if default is not None:
+        T.equal("default: certificates.mode job renders no Secret", default.all("Secret"), [])
+
+
+@checks
+def test_job_mode(default_render):
+    T.section("certificates: job (certs ensure in hook Jobs, the default)")
+    r = default_render
+    if not r:
+        return
+    again = render("default-again")
+    T.check("job: two renders are the same bytes (GitOps-stable)",
+            again is not None and again.text == r.text)
+    T.check("job: the webhook configurations carry no caBundle (the hook Job sets it)",
+            all("caBundle" not in w["clientConfig"]
+                for k in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
+                for o in r.all(k) for w in o["webhooks"]))
+    check_deployment(r, tls_secret=f"{RELEASE}-tls")
+    full, secret = RELEASE, f"{RELEASE}-tls"
+    cluster = f"{RELEASE}-{NS}"  # the webhook configurations, cluster-scoped
+    jobs = {j["metadata"]["name"]: j for j in r.all("Job")}
+    hooks = {n: (j["metadata"]["annotations"] or {}).get("helm.sh/hook") for n, j in jobs.items()}
+    T.equal("job: the hook Jobs and their events", hooks, {
+        f"{full}-certs-setup": "pre-install,pre-upgrade",
+        f"{full}-certs-patch": "post-install,post-upgrade",
+        f"{full}-certs-cleanup": "pre-delete"})
+
+    def spec(j):
+        return j["spec"]["template"]["spec"]
+    ensure = ["certs", "ensure", "--namespace", NS, "--secret", secret, "--service", full,
+              "--cluster-domain", "cluster.local", "--validity", "365d", "--renew-before", "30d"]
+    webhooks = ["--webhook", cluster, "--validating-webhook", cluster]
+    args = {n: spec(j)["containers"][0]["args"] for n, j in jobs.items()}
+    T.equal("job: setup makes only the Secret", args.get(f"{full}-certs-setup"), ensure)
+    T.equal("job: patch also sets both caBundles", args.get(f"{full}-certs-patch"),
+            ensure + webhooks)
+    T.equal("job: cleanup deletes both configurations", args.get(f"{full}-certs-cleanup"),
+            ["certs", "cleanup"] + webhooks)
+    cron = r.all("CronJob")
+    T.check("job: a CronJob renews with the patch Job's args",
+            len(cron) == 1 and spec(cron[0]["spec"]["jobTemplate"])["containers"][0]["args"] ==
+            ensure + webhooks and cron[0]["spec"]["concurrencyPolicy"] == "Forbid", cron)
+    accounts = {n: spec(j)["serviceAccountName"] for n, j in jobs.items()}
+    T.equal("job: only setup runs as the hook account", accounts, {
+        f"{full}-certs-setup": f"{full}-certs-setup", f"{full}-certs-patch": f"{full}-certs",
+        f"{full}-certs-cleanup": f"{full}-certs"})
+    for n, j in jobs.items():
+        c = spec(j)["containers"][0]
+        T.check(f"job: {n}: the image's binary, non-root, read-only, no capabilities",
+                "command" not in c and c["securityContext"]["readOnlyRootFilesystem"] and
+                c["securityContext"]["capabilities"]["drop"] == ["ALL"] and
+                spec(j)["securityContext"]["runAsNonRoot"], c)
+    role = r.named("Role", f"{full}-certs")
+    T.equal("job: the lasting Role: its Secret by name, get and update, no create",
+            role and role["rules"], [{"apiGroups": [""], "resources": ["secrets"],
+                                      "resourceNames": [secret], "verbs": ["get", "update"]}])
+    setup = r.named("Role", f"{full}-certs-setup")
+    T.check("job: create only in the setup hook's Role, which is a hook deleted on success",
+            setup is not None and {"apiGroups": [""], "resources": ["secrets"],
+                                   "verbs": ["create"]} in setup["rules"] and
+            setup["metadata"]["annotations"]["helm.sh/hook"] == "pre-install,pre-upgrade" and
+            "hook-succeeded" in setup["metadata"]["annotations"]["helm.sh/hook-delete-policy"],
+            setup)
+    cr = r.named("ClusterRole", f"{cluster}-certs")
+    T.equal("job: the ClusterRole: the two configurations by name, get, patch and delete",
+            cr and cr["rules"], [
+                {"apiGroups": ["admissionregistration.k8s.io"], "resources": [res],
+                 "resourceNames": [cluster], "verbs": ["get", "patch", "delete"]}
+                for res in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations")])
+    for kind in ("Role", "ClusterRole"):
+        for o in r.all(kind):
+            T.check(f"job: {kind} {o['metadata']['name']}: no wildcard",
+                    all("*" not in x for rule in o["rules"]
+                        for x in rule["verbs"] + rule["resources"]), o["rules"])
+    off = render("job-guards-off", sets=["config.guards.schedulerAnnotations.policy=off",
+                                         "certificates.job.renewal.enabled=false"])
+    if off:
+        T.equal("job: without the validating configuration, only the mutating one is named",
+                spec(off.named("Job", f"{full}-certs-cleanup"))["containers"][0]["args"],
+                ["certs", "cleanup", "--webhook", cluster])
+        T.equal("job: renewal.enabled=false: no CronJob", off.all("CronJob"), [])
+    for mode in ("selfsigned", "certmanager", "existingsecret"):
+        other = render(f"no-job-{mode}", [ci_values(mode)])
+        T.check(f"{mode}: no certs Job, CronJob or RBAC", other is not None and
+                not other.all("Job") and not other.all("CronJob") and
+                not other.all("Role") and not other.all("ClusterRole"))
 
 
 # --- helm upgrade of the selfSigned mode: lookup against a fake API server
@@ -1106,6 +1193,11 @@ def test_variants(helm):
         nb = {(d["kind"], d["metadata"]["name"]) for d in b.docs if d["kind"] in cluster}
         T.check("names: the cluster-scoped objects of two releases of one name differ",
                 len(na) == 2 and len(nb) == 2 and not na & nb, (na, nb))
+        cluster += ("ClusterRole", "ClusterRoleBinding")  # of the job mode
+        na = {(d["kind"], d["metadata"]["name"]) for d in a.docs if d["kind"] in cluster}
+        nb = {(d["kind"], d["metadata"]["name"]) for d in b.docs if d["kind"] in cluster}
+        T.check("names: with the job mode's RBAC too, none the same",
+                len(na) == 4 and len(nb) == 4 and not na & nb, (na, nb))
         scoped = {d["kind"] for d in a.docs if "namespace" not in d["metadata"]}
         T.check("names: no other cluster-scoped object", scoped <= set(cluster), scoped)
 

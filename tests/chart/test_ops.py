@@ -62,6 +62,11 @@ def device(**changes):
 # match inside the value) lets through.  Each must be refused by
 # values.schema.json, naming the field.
 BAD_VALUES = {
+    # certificates.mode job: durations as `certs ensure` reads them
+    "/properties/certificates/properties/job/properties/validity": (
+        {"certificates": {"job": {"validity": "1y"}}}, "validity"),
+    "/properties/certificates/properties/job/properties/renewBefore": (
+        {"certificates": {"job": {"renewBefore": "30 d"}}}, "renewBefore"),
     # profiles (docs/behaviour.md 2.2)
     "/properties/config/properties/profiles/items/properties/schedulerName": (
         {"config": {"profiles": [{"name": "p", "namespaces": ["a"],

@@ -9,9 +9,9 @@ missing and built or found the API server (see tests/e2e/e2e.mk).  The
 tests run in this order on one cluster, started once for all of them:
 corpus, dry_run, reinvocation, v1beta1, quota, ert, failure_policy,
 rotation, chart, guards, profiles, escapes_ephemeral, escapes_depth,
-escapes_server; -k also knows each by the name it prints (dry-run,
+escapes_server, certs_job; -k also knows each by the name it prints (dry-run,
 extended-resource-toleration, failure-policy, escapes-ephemeral,
-escapes-depth, escapes-server).
+escapes-depth, escapes-server, certs-job).
 
 What runs, all on 127.0.0.1 on free ports, logs in build/e2e/:
   - etcd from Debian's etcd-server, with its own data folder (the packaged
@@ -96,6 +96,12 @@ TENANT = "tenant@example.com"
 TENANT_NAMESPACES = ("team-a", "team-quota", "team-quota-count")
 TEST_NAMESPACES = ("e2e-reinvoke", "e2e-v1beta1", "e2e-ert", "e2e-failure",
                    "e2e-rotation", "e2e-scheduler", "e2e-optout", "e2e-guards")
+# certificates.mode job (test certs-job): a release of its own, whose
+# webhook configurations select no namespace.
+CERTS_RELEASE = "certs-e2e"
+CERTS_FULLNAME = f"{CERTS_RELEASE}-vgpu-webhook"
+CERTS_SA = f"system:serviceaccount:{RELEASE_NS}:{CERTS_FULLNAME}-certs"
+CERTS_SETUP_SA = f"system:serviceaccount:{RELEASE_NS}:{CERTS_FULLNAME}-certs-setup"
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
 START_TIMEOUT = 180  # seconds for the API server to become ready (a busy machine)
@@ -606,13 +612,14 @@ class Cluster:
 # The chart
 
 
-def helm_template(ca_bundle, port, *sets, mode="existingSecret", kube="1.23.0", files=()):
+def helm_template(ca_bundle, port, *sets, mode="existingSecret", kube="1.23.0", files=(),
+                  release=RELEASE):
     env = dict(os.environ)
     home = os.path.join(ROOT, "build", "tools", "helm-home")
     env.setdefault("HELM_CONFIG_HOME", os.path.join(home, "config"))
     env.setdefault("HELM_CACHE_HOME", os.path.join(home, "cache"))
     env.setdefault("HELM_DATA_HOME", os.path.join(home, "data"))
-    argv = [HELM, "template", RELEASE, CHART, "--namespace", RELEASE_NS,
+    argv = [HELM, "template", release, CHART, "--namespace", RELEASE_NS,
             "--kube-version", kube, "--set", f"service.port={port}",
             "--set", f"certificates.mode={mode}",
             # the chart refuses an image with no registry; no pod runs it here
@@ -2157,6 +2164,204 @@ class Suite:
             cl.apply(self.rendered_mwc()[0])
             self.settle()
 
+    # --- 15 ----------------------------------------------------------------
+
+    def certs_run(self, args, user, *extra):
+        """vgpu-webhook ARGS (a Job's args from the chart) as user, against
+        the API server: (exit status, stdout, stderr)."""
+        cl = self.cl
+        token = log_path(f"token-{user.rpartition(':')[2]}")
+        write(token, cl.tokens[user] + "\n", 0o600)
+        return run([BIN] + list(args) + list(extra) + [
+            "--kube-server", f"https://127.0.0.1:{cl.api_port}",
+            "--kube-ca", os.path.join(log_path("certs"), "apiserver", "ca.crt"),
+            "--kube-token-file", token])
+
+    def certs_state(self):
+        """(the Secret, the Mutating- and the ValidatingWebhookConfiguration)
+        of the certs-job release, as stored; None for each that is absent."""
+        out = []
+        for path in (f"/api/v1/namespaces/{RELEASE_NS}/secrets/{CERTS_FULLNAME}-tls",
+                     f"/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/"
+                     f"{CERTS_FULLNAME}",
+                     f"/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/"
+                     f"{CERTS_FULLNAME}"):
+            code, body = self.cl.api("GET", path)
+            out.append(body if code == 200 else None)
+        return out
+
+    def check_certs_chain(self, t, tag, secret):
+        """The Secret: kubernetes.io/tls, a chain that openssl verifies for
+        each DNS name of the Service; returns its data (bytes by key)."""
+        d = log_path(f"certs-job-{tag}")
+        os.makedirs(d, exist_ok=True)
+        t.equal(secret and secret.get("type"), "kubernetes.io/tls", f"{tag}: Secret type")
+        data = {k: base64.b64decode(v) for k, v in ((secret or {}).get("data") or {}).items()}
+        if not t.check({"ca.crt", "tls.crt", "tls.key"} <= set(data), f"{tag}: Secret keys",
+                       sorted(data)):
+            return data
+        for k, v in data.items():
+            write(os.path.join(d, k), v, 0o600)
+        svc = f"{CERTS_FULLNAME}.{RELEASE_NS}"
+        for name in (CERTS_FULLNAME, svc, svc + ".svc", svc + ".svc.cluster.local"):
+            rc, out, err = run(["openssl", "verify", "-CAfile", os.path.join(d, "ca.crt"),
+                                "-purpose", "sslserver", "-verify_hostname", name,
+                                os.path.join(d, "tls.crt")])
+            t.check(rc == 0, f"{tag}: openssl verifies tls.crt for {name}", err or out)
+        rc, out, err = run(["openssl", "verify", "-CAfile", os.path.join(d, "ca.crt"),
+                            "-verify_hostname", "other.vgpu-system.svc",
+                            os.path.join(d, "tls.crt")])
+        t.check(rc != 0, f"{tag}: and not for another name", out)
+        rc, a, _ = run(["openssl", "pkey", "-in", os.path.join(d, "tls.key"), "-pubout"])
+        rc2, b, _ = run(["openssl", "x509", "-in", os.path.join(d, "tls.crt"), "-noout",
+                         "-pubkey"])
+        t.check(rc == 0 and rc2 == 0 and a == b, f"{tag}: tls.key is the key of tls.crt")
+        return data
+
+    def bundles(self, cfg):
+        return [base64.b64decode(w.get("clientConfig", {}).get("caBundle", ""))
+                for w in (cfg or {}).get("webhooks", [])]
+
+    def test_certs_job(self, t):
+        """certificates.mode job through the real API server: the chart's
+        hook Jobs' args run as their ServiceAccounts under the chart's own
+        RBAC."""
+        cl = self.cl
+        docs = split_docs(self.render(release=CERTS_RELEASE,
+                                      mode="job"))
+        again = split_docs(self.render(release=CERTS_RELEASE,
+                                       mode="job"))
+        t.check([x[1] for x in docs] == [x[1] for x in again],
+                "two renders of the job mode are the same bytes")
+        jobs = {o["metadata"]["name"]: o for k, _, o in docs if k == "Job"}
+        cron = [o for k, _, o in docs if k == "CronJob"]
+
+        def args(obj, cronjob=False):
+            spec = obj["spec"]["jobTemplate"]["spec"] if cronjob else obj["spec"]
+            return spec["template"]["spec"]["containers"][0]["args"]
+        setup = args(jobs[f"{CERTS_FULLNAME}-certs-setup"])
+        patch = args(jobs[f"{CERTS_FULLNAME}-certs-patch"])
+        cleanup = args(jobs[f"{CERTS_FULLNAME}-certs-cleanup"])
+        t.check(len(cron) == 1 and args(cron[0], True) == patch,
+                "the CronJob runs what the post-install Job runs")
+        rbac = [o for k, _, o in docs if k in ("ServiceAccount", "Role", "RoleBinding",
+                                               "ClusterRole", "ClusterRoleBinding")
+                and "-certs" in o["metadata"]["name"]]
+        configs = []
+        for k, _, o in docs:
+            if k in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+                t.check(all("caBundle" not in w["clientConfig"] for w in o["webhooks"]),
+                        f"{k}: rendered without a caBundle")
+                for w in o["webhooks"]:
+                    # Nothing reaches them in this test bed.
+                    w["namespaceSelector"] = {"matchLabels": {"e2e-certs-job": "never"}}
+                    w["failurePolicy"] = "Ignore"
+                configs.append(o)
+        t.equal(len(configs), 2, "a Mutating- and a ValidatingWebhookConfiguration")
+        for o in rbac:
+            o["metadata"].pop("annotations", None)  # hooks, applied as they stand
+        try:
+            cl.apply(rbac + configs)
+            before = self.certs_state()
+            t.check(before[0] is None, "no Secret before the setup hook")
+
+            # The lasting account cannot create the Secret: that is the
+            # setup hook's, whose Role alone has create.
+            rc, out, err = self.certs_run(patch, CERTS_SA)
+            t.check(rc == 1 and f'create secret "{RELEASE_NS}/{CERTS_FULLNAME}-tls": http 403: '
+                    in err and "forbidden" in err,
+                    "the CronJob's account may not create the Secret (403 named)", err)
+            rc, out, err = self.certs_run(setup, CERTS_SETUP_SA)
+            t.check(rc == 0 and "created (absent)" in out, "pre-install: the Secret created",
+                    out + err)
+            secret, mwc, vwc = self.certs_state()
+            data = self.check_certs_chain(t, "created", secret)
+            t.check(not any(self.bundles(mwc) + self.bundles(vwc)),
+                    "pre-install patches no webhook configuration")
+
+            rc, out, err = self.certs_run(patch, CERTS_SA)
+            t.check(rc == 0 and "kept: valid until" in out and out.count("caBundle set") == 2,
+                    "post-install: the Secret kept, both caBundles set", out + err)
+            secret2, mwc, vwc = self.certs_state()
+            t.equal(self.bundles(mwc) + self.bundles(vwc),
+                    [data.get("ca.crt")] * (len(mwc["webhooks"]) + len(vwc["webhooks"])),
+                    "every webhook's caBundle is the Secret's ca.crt")
+            versions = [o["metadata"]["resourceVersion"] for o in (secret2, mwc, vwc)]
+            t.equal(secret2["metadata"]["resourceVersion"], secret["metadata"]["resourceVersion"],
+                    "post-install: the Secret unchanged")
+
+            rc, out, err = self.certs_run(patch, CERTS_SA)
+            t.check(rc == 0 and out.count("up to date") == 2 and "kept" in out,
+                    "a second run: nothing to do", out + err)
+            t.equal([o["metadata"]["resourceVersion"] for o in self.certs_state()], versions,
+                    "a second run changes no resourceVersion")
+
+            # Near expiry: a pair valid for 2 days, then the CronJob's run
+            # (renewBefore 30d) renews it, and trusts both CAs.
+            cl.kubectl(["-n", RELEASE_NS, "delete", "secret", f"{CERTS_FULLNAME}-tls"])
+            rc, out, err = self.certs_run(setup, CERTS_SETUP_SA, "--validity", "2d",
+                                          "--renew-before", "1d")
+            t.check(rc == 0 and "created" in out, "a pair valid for 2 days", out + err)
+            short = self.certs_state()[0]
+            old_ca = base64.b64decode(short["data"]["ca.crt"])
+            rc, out, err = self.certs_run(patch, CERTS_SA, "--renew-before", "1d")
+            t.check(rc == 0 and "kept" in out and out.count("caBundle set") == 2,
+                    "the 2-day pair's CA in the caBundles", out + err)
+            rc, out, err = self.certs_run(args(cron[0], True), CERTS_SA)
+            t.check(rc == 0 and ("renewed (tls.crt: expires at" in out or
+                                 "renewed (ca.crt: expires at" in out),
+                    "the CronJob's run renews a pair that expires within 30 days", out + err)
+            secret, mwc, vwc = self.certs_state()
+            t.check(secret["metadata"]["resourceVersion"] != short["metadata"]["resourceVersion"]
+                    and secret["metadata"]["uid"] == short["metadata"]["uid"],
+                    "renewed in place (update, not a new Secret)")
+            data = self.check_certs_chain(t, "renewed", secret)
+            t.check(data.get("ca.crt") != old_ca, "renewed: a new CA")
+            t.equal(self.bundles(mwc) + self.bundles(vwc),
+                    [data.get("ca.crt") + old_ca] * (len(mwc["webhooks"]) + len(vwc["webhooks"])),
+                    "renewed: caBundle is the new CA, then the old one still served")
+            rc, out, _ = run(["openssl", "x509", "-noout", "-enddate", "-in",
+                              log_path("certs-job-renewed/tls.crt")])
+            t.check(rc == 0 and time.strftime("%Y", time.gmtime(time.time() + 365 * 86400))
+                    in out, "renewed for the chart's validity (365d)", out)
+
+            # Errors name the object, the status and the API server's message.
+            rc, _, err = self.certs_run(["certs", "ensure", "--namespace", RELEASE_NS,
+                                         "--secret", "other", "--service", CERTS_FULLNAME],
+                                        CERTS_SA)
+            t.check(rc == 1 and f'get secret "{RELEASE_NS}/other": http 403: secrets "other" '
+                    'is forbidden' in err, "another Secret: 403 with the API server's message",
+                    err)
+            rc, _, err = self.certs_run(["certs", "cleanup", "--webhook", RELEASE], CERTS_SA)
+            t.check(rc == 1 and f'delete mutatingwebhookconfiguration "{RELEASE}": http 403' in err,
+                    "the account cannot delete another webhook configuration", err)
+            t.check(self.cl.api("GET", "/apis/admissionregistration.k8s.io/v1/"
+                                f"mutatingwebhookconfigurations/{RELEASE}")[0] == 200,
+                    "the suite's own webhook configuration is still there")
+
+            # pre-delete
+            rc, out, err = self.certs_run(cleanup, CERTS_SA)
+            t.check(rc == 0 and out.count(": deleted") == 2, "pre-delete: both deleted",
+                    out + err)
+            _, mwc, vwc = self.certs_state()
+            t.check(mwc is None and vwc is None, "both configurations are gone")
+            rc, out, err = self.certs_run(cleanup, CERTS_SA)
+            t.check(rc == 0 and out.count("already absent") == 2,
+                    "a second cleanup: already absent, exit 0", out + err)
+            t.summary = "Secret made, caBundles set, idempotent, renewed, cleaned up"
+        finally:
+            for kind, name, ns in (("secret", f"{CERTS_FULLNAME}-tls", RELEASE_NS),
+                                   ("mutatingwebhookconfiguration", CERTS_FULLNAME, None),
+                                   ("validatingwebhookconfiguration", CERTS_FULLNAME, None)):
+                cl.kubectl(["delete", kind, name, "--ignore-not-found"] +
+                           (["-n", ns] if ns else []))
+            for o in rbac:
+                cl.kubectl(["delete", o["kind"].lower(), o["metadata"]["name"],
+                            "--ignore-not-found"] +
+                           (["-n", RELEASE_NS] if o["kind"] in ("ServiceAccount", "Role",
+                                                                 "RoleBinding") else []))
+
+
 class SecondWebhook:
     """A tiny mutating webhook for the reinvocation test: it appends the env
     entry E2E_SECOND=1 to the first container."""
@@ -2292,6 +2497,9 @@ def suite(request, report):
                DEVICE_PLUGIN_SA: (DEVICE_PLUGIN_SA, "uid-hami-device-plugin",
                                   ("system:serviceaccounts",
                                    "system:serviceaccounts:kube-system"))}
+        for sa in (CERTS_SA, CERTS_SETUP_SA):
+            ids[sa] = (sa, "uid-" + sa.rpartition(":")[2],
+                       ("system:serviceaccounts", f"system:serviceaccounts:{RELEASE_NS}"))
         ids.update(corpus_identities(cases))
         s = Suite(cl, cases)
         failed = None
@@ -2349,6 +2557,7 @@ test_profiles = checks(11, "profiles", Suite.test_profiles)
 test_escapes_ephemeral = checks(12, "escapes-ephemeral", Suite.test_escapes_ephemeral)
 test_escapes_depth = checks(13, "escapes-depth", Suite.test_escapes_depth)
 test_escapes_server = checks(14, "escapes-server", Suite.test_escapes_server)
+test_certs_job = checks(15, "certs-job", Suite.test_certs_job)
 
 
 if __name__ == "__main__":
