@@ -262,10 +262,14 @@ static void poll_config(struct serve_state *st, bool now)
 		metrics_set_config_sha256(&st->metrics, cfg->sha256);
 		log_fields(LOG_INFO, "config reloaded",
 			   (struct log_field[]){
-				   LOG_STR("file", st->config.path),
+				   LOG_STR("file", st->config.source->path ?
+						   st->config.source->path : ""),
 				   LOG_STR("sha256", cfg->sha256),
-				   LOG_NUM("profiles", cfg->cfg.nprofiles) },
-			   3);
+				   LOG_NUM("profiles", cfg->cfg.nprofiles),
+				   LOG_STR("hamiDeviceConfig",
+					   st->config.source->hami_path ?
+					   st->config.source->hami_path : "") },
+			   4);
 		reload_unhold(cfg);
 		break;
 	case RELOAD_REFUSED:

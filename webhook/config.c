@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "hami.h"
 #include "toleration.h"
 #include "text.h"
 
@@ -514,6 +515,9 @@ const struct cfgkey config_keys[] = {
 	  .sample = "\"warn\"", .choices = actions, .values = action_values },
 	{ .name = "schedulerPolicy", .type = &cfgkey_object,
 	  .where = CFGKEY_TOP | ANY_PROFILE, .keys = scheduler_policy_keys },
+	{ .name = "hamiDeviceConfig", .type = &cfgkey_string,
+	  .offset = TOP(hami_device_config), .where = CFGKEY_TOP,
+	  .def = "\"\"", .sample = "\"/etc/hami/device-config.yaml\"" },
 	/* The built-in family is vgpu_family_nvidia's (lib/family.c), with
 	 * the toleration of the device plugin's taint. */
 	{ .name = "devices", .type = &families, .where = CFGKEY_TOP | ANY_PROFILE,
@@ -617,22 +621,38 @@ int config_load_file(struct config *cfg, const char *path, char *err,
 	return rc;
 }
 
+/*
+ * Reads the config file's bytes over cfg; *devices tells whether it gave
+ * `devices` (not null).
+ */
+static int load_file(struct config *cfg, const char *path,
+		     const struct config_bytes *file, bool *devices,
+		     char *err, size_t errlen)
+{
+	json_error_t jerr;
+	json_t *root, *v;
+	int rc;
+
+	root = json_loadb(file->data, file->len, JSON_REJECT_DUPLICATES,
+			  &jerr);
+	if (!root)
+		return text_errorf(err, errlen,
+				   "config %s: %s (line %d, column %d)", path,
+				   jerr.text, jerr.line, jerr.column);
+	rc = load_json(cfg, path, root, err, errlen);
+	v = json_object_get(root, "devices");
+	*devices = v && !json_is_null(v);
+	json_decref(root);
+	return rc;
+}
+
 int config_load_buffer(struct config *cfg, const char *path, const char *data,
 		       size_t len, char *err, size_t errlen)
 {
-	json_error_t jerr;
-	json_t *root;
-	int rc;
+	struct config_bytes file = { data, len };
+	bool devices;
 
-	root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!root) {
-		text_errorf(err, errlen, "config %s: %s (line %d, column %d)",
-			    path, jerr.text, jerr.line, jerr.column);
-		return -1;
-	}
-	rc = load_json(cfg, path, root, err, errlen);
-	json_decref(root);
-	return rc;
+	return load_file(cfg, path, &file, &devices, err, errlen);
 }
 
 /* ------------------------------------------------------------------------
@@ -950,16 +970,111 @@ int config_check(struct config *cfg, char *err, size_t errlen)
 	return build_profiles(cfg, err, errlen);
 }
 
-int config_build(struct config *cfg, const struct config_source *src,
-		 const char *data, size_t len, char *err, size_t errlen)
+/*
+ * Reads list, an array of `devices` entries made from HAMi's file path,
+ * as the families of cfg.  Returns 0, or -1 with a message.
+ */
+static int set_families(struct config *cfg, const char *path, json_t *list,
+			char *err, size_t errlen)
 {
+	struct cfgread r = { path, err, errlen, CFGKEY_READ_FILE, false, NULL,
+			     0 };
+	json_t *top = json_pack("{s:O}", "devices", list);
+	int rc;
+
+	if (!top)
+		return text_errorf(err, errlen, "out of memory");
+	rc = cfgkey_read_object(&r, config_keys, "", top, cfg);
+	json_decref(top);
+	return rc;
+}
+
+/* Whether the family h (a `devices` entry) shares its name or a resource
+ * name with a family of cfg. */
+static bool family_clashes(const struct config *cfg, const json_t *h)
+{
+	const char *key;
+	json_t *v;
+	size_t i;
+	int r;
+
+	json_object_foreach((json_t *)h, key, v) {
+		const char *s = json_string_value(v);
+
+		if (!s || !s[0] || (strcmp(key, "name") &&
+				    strncmp(key, "resource", 8)))
+			continue;
+		for (i = 0; i < cfg->ndevices; i++) {
+			if (!strcmp(cfg->devices[i].name, s))
+				return true;
+			for (r = 0; r < VGPU_NRESOURCES; r++)
+				if (!strcmp(cfg->devices[i].resource[r], s))
+					return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * After a file that gave its own `devices`: the families of HAMi's file
+ * (hami) that clash with none of them follow them (behaviour §2.3).
+ */
+static int add_hami_families(struct config *cfg, const char *path,
+			     const json_t *hami, char *err, size_t errlen)
+{
+	json_t *list = families_dump(cfgkey_find(config_keys, "devices"), cfg);
+	const json_t *h;
+	size_t i;
+	int rc;
+
+	if (!list)
+		return text_errorf(err, errlen, "out of memory");
+	json_array_foreach(hami, i, h) {
+		if (family_clashes(cfg, h))
+			continue;
+		if (json_array_append(list, (json_t *)h)) {
+			json_decref(list);
+			return text_errorf(err, errlen, "out of memory");
+		}
+	}
+	rc = set_families(cfg, path, list, err, errlen);
+	json_decref(list);
+	return rc;
+}
+
+int config_build(struct config *cfg, const struct config_source *src,
+		 const struct config_bytes *file,
+		 const struct config_bytes *hami, char *err, size_t errlen)
+{
+	const char *want = src->hami_path ? src->hami_path : "";
+	json_t *hamis = NULL;
+	bool devices = false;
 	char msg[512];
 	size_t i;
 
 	if (config_init(cfg))
 		return text_errorf(err, errlen, "out of memory");
+	if (src->hami_path) {
+		hamis = hami_devices(src->hami_path, hami->data, hami->len,
+					cfg->devices[0].tolerations, err,
+					errlen);
+		if (!hamis ||
+		    set_families(cfg, src->hami_path, hamis, err, errlen))
+			goto fail;
+	}
 	if (src->path) {
-		if (config_load_buffer(cfg, src->path, data, len, err, errlen))
+		if (load_file(cfg, src->path, file, &devices, err, errlen))
+			goto fail;
+		if (!src->hami_from_flag &&
+		    strcmp(cfg->hami_device_config, want)) {
+			text_errorf(err, errlen,
+				    "config %s: hamiDeviceConfig: \"%.200s\" is not the file read at start (\"%.200s\"): restart to read another",
+				    src->path, cfg->hami_device_config, want);
+			goto fail;
+		}
+		if (hamis && devices &&
+		    add_hami_families(cfg, src->hami_path, hamis, err,
+				      errlen))
 			goto fail;
 		if (config_check(cfg, msg, sizeof(msg))) {
 			text_errorf(err, errlen, "config %s: %s", src->path,
@@ -975,10 +1090,23 @@ int config_build(struct config *cfg, const struct config_source *src,
 	}
 	if (config_check(cfg, err, errlen))
 		goto fail;
+	json_decref(hamis);
 	return 0;
 fail:
+	json_decref(hamis);
 	config_release(cfg);
 	return -1;
+}
+
+char *config_hami_path(const char *data, size_t len)
+{
+	json_t *root = json_loadb(data, len, JSON_REJECT_DUPLICATES, NULL);
+	const char *s = json_string_value(json_object_get(root,
+							   "hamiDeviceConfig"));
+	char *path = s && s[0] ? strdup(s) : NULL;
+
+	json_decref(root);
+	return path;
 }
 
 const struct config *config_select(const struct config *cfg, const char *ns,

@@ -58,6 +58,7 @@ struct config {
 	enum config_policy node_name_policy;
 	char *node_scheduler_policy; /* "", binpack or spread */
 	char *gpu_scheduler_policy;  /* "", binpack or spread */
+	char *hami_device_config;    /* hamiDeviceConfig: a path, or "" */
 	struct device *devices;
 	size_t ndevices;
 	bool any_overwrite_env; /* set by config_check() */
@@ -154,24 +155,50 @@ struct config_setting {
 	const char *value; /* borrowed */
 };
 
-/* Where a configuration comes from: its file and the flags over it. */
+/*
+ * Where a configuration comes from: its file, HAMi's device-config.yaml,
+ * and the flags over them.
+ */
 struct config_source {
 	const char *path; /* the file, or NULL for none (borrowed) */
+	/* HAMi's device-config.yaml (behaviour §2.3), or NULL (borrowed):
+	 * that of --hami-device-config, or else the file's hamiDeviceConfig
+	 * as it was at start (config_hami_path()). */
+	const char *hami_path;
+	bool hami_from_flag; /* hami_path is the flag's: the key is ignored */
 	const struct config_setting *settings; /* in the order given */
 	size_t nsettings;
 };
 
+/* The bytes of one file of a source (borrowed). */
+struct config_bytes {
+	const char *data;
+	size_t len;
+};
+
 /*
- * Builds *cfg from src and data[0..len), the bytes of src->path (unused
- * without a file): the built-in values, then the file (which must be
- * valid on its own), then the flags in their order, then the checks and
- * the profiles.  Returns 0, or -1 with a message that names the file,
- * flag or key in err[0..errlen) (cfg then released).  The one way `serve`,
- * `review` and `default` make a config, at start and at each reload.
+ * Builds *cfg from src, with file the bytes of src->path and hami those
+ * of src->hami_path (each unused without its path): the built-in values,
+ * then HAMi's families over the built-in ones, then the file (which must
+ * be valid on its own), then the families of HAMi's file that the file's
+ * own `devices` leaves out (behaviour §2.3), then the flags in their
+ * order, then the checks and the profiles.  Without the flag, the file's
+ * hamiDeviceConfig must name src->hami_path (or be "" without one).
+ * Returns 0, or -1 with a message that names the file, flag or key in
+ * err[0..errlen) (cfg then released).  The one way `serve`, `review` and
+ * `default` make a config, at start and at each reload.
  */
 int config_build(struct config *cfg, const struct config_source *src,
-		 const char *data, size_t len, char *err, size_t errlen)
+		 const struct config_bytes *file,
+		 const struct config_bytes *hami, char *err, size_t errlen)
 	__attribute__((warn_unused_result));
+
+/*
+ * The hamiDeviceConfig of the JSON data[0..len) when it is a non-empty
+ * string: a malloc'd copy the caller frees, or NULL (no such key, or
+ * data not valid: config_build() says why).
+ */
+char *config_hami_path(const char *data, size_t len);
 
 /*
  * config_load_file() for the bytes data[0..len) of the file path (named

@@ -59,6 +59,7 @@ struct args {
 	bool help;
 	const char *file;        /* review, default: the input */
 	const char *config_file; /* --config */
+	const char *hami_file;   /* --hami-device-config */
 	struct cmd_serve_options serve;
 	struct cmd_check_options check;
 	struct cmd_certs_options certs;
@@ -91,7 +92,9 @@ struct flag {
 	config_set_fn *setting; /* over the configuration file */
 };
 
-static flag_set_fn set_help, set_config_file, set_listen, set_metrics_listen,
+static int check_file(const struct flag *f, const char *value, char *err,
+		      size_t errlen);
+static flag_set_fn set_help, set_config_file, set_hami_file, set_listen, set_metrics_listen,
 	set_tls_cert_file, set_tls_private_key_file, set_tls_client_ca_file,
 	set_tls, set_shutdown_delay,
 	set_log_format, set_verbosity, set_check, set_user,
@@ -102,6 +105,9 @@ static const struct flag flags[] = {
 	{ "h", ON_EVERY | ON_CHECK | ON_CERTS, NULL, NULL, set_help, NULL },
 	{ "config", ON_EVERY, "FILE", "JSON policy configuration",
 	  set_config_file, NULL },
+	{ "hami-device-config", ON_EVERY, "FILE",
+	  "HAMi's device-config.yaml (wins over\nthe key hamiDeviceConfig)",
+	  set_hami_file, NULL },
 	{ "scheduler-name", ON_EVERY, "NAME",
 	  "schedulerName (default hami-scheduler)", NULL,
 	  config_set_scheduler_name },
@@ -273,6 +279,15 @@ static int set_config_file(struct args *a, const struct flag *f,
 	(void)err;
 	(void)errlen;
 	a->config_file = value;
+	return 0;
+}
+
+static int set_hami_file(struct args *a, const struct flag *f,
+			 const char *value, char *err, size_t errlen)
+{
+	if (check_file(f, value, err, errlen))
+		return -1;
+	a->hami_file = value;
 	return 0;
 }
 
@@ -651,33 +666,71 @@ static int parse_args(int argc, char **argv, int first, struct args *a)
 }
 
 /*
- * Builds the configuration from the file (read once) and the flags, and
- * the SHA-256 of the file's bytes into sha256 ("" without a file).
- * Returns 0, or 2 after a message that names the file, flag or key.
+ * Reads the file path (what names it in messages) into *out.  Returns 0,
+ * or 2 after a message.
  */
-static int load_config(struct config *cfg, const struct config_source *src,
-		       char sha256[65])
+static int read_source_file(const char *what, const char *path,
+			    struct config_bytes *out, char **data)
 {
-	char err[600], *data = NULL;
-	size_t len = 0;
-	int rc;
+	char err[600];
+
+	if (file_read(path, CONFIG_FILE_MAX, data, &out->len, err,
+		      sizeof(err))) {
+		fprintf(stderr, PROG ": %s: %s\n", what, err);
+		return 2;
+	}
+	out->data = *data;
+	return 0;
+}
+
+/*
+ * Builds the configuration from the files (each read once) and the flags,
+ * and the hash of the files' bytes into sha256 (watch_hash(), as the
+ * reload compares it; "" without a file).  HAMi's file is that of the
+ * flag, else the config file's hamiDeviceConfig, whose copy goes to
+ * *hami_key (the caller frees it; src->hami_path points at it).  Returns
+ * 0, or 2 after a message that names the file, flag or key.
+ */
+static int load_config(struct config *cfg, struct config_source *src,
+		       char **hami_key, char sha256[65])
+{
+	struct config_bytes file = { NULL, 0 }, hami = { NULL, 0 };
+	struct watch_bytes files[WATCH_FILES_MAX];
+	char err[600], *data = NULL, *hami_data = NULL;
+	size_t n = 0;
+	int rc = 2;
 
 	sha256[0] = '\0';
 	if (src->path) {
-		if (file_read(src->path, CONFIG_FILE_MAX, &data, &len, err,
-			      sizeof(err))) {
-			fprintf(stderr, PROG ": --config: %s\n", err);
-			return 2;
+		if (read_source_file("--config", src->path, &file, &data))
+			goto out;
+		files[n].data = file.data;
+		files[n++].len = file.len;
+		if (!src->hami_path) {
+			*hami_key = config_hami_path(file.data, file.len);
+			src->hami_path = *hami_key;
 		}
-		watch_sha256(data, len, sha256);
 	}
-	rc = config_build(cfg, src, data, len, err, sizeof(err));
-	free(data);
-	if (rc) {
+	if (src->hami_path) {
+		if (read_source_file(src->hami_from_flag ?
+				     "--hami-device-config" :
+				     "hamiDeviceConfig", src->hami_path,
+				     &hami, &hami_data))
+			goto out;
+		files[n].data = hami.data;
+		files[n++].len = hami.len;
+	}
+	if (n)
+		watch_hash(files, n, sha256);
+	if (config_build(cfg, src, &file, &hami, err, sizeof(err))) {
 		fprintf(stderr, PROG ": %s\n", err);
-		return 2;
+		goto out;
 	}
-	return 0;
+	rc = 0;
+out:
+	free(data);
+	free(hami_data);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -685,7 +738,7 @@ int main(int argc, char **argv)
 	struct args a;
 	struct config cfg;
 	struct config_source src;
-	char sha256[65];
+	char sha256[65], *hami_key = NULL;
 	int status, first = 2;
 
 	arena_setup();
@@ -751,10 +804,13 @@ int main(int argc, char **argv)
 				  cmd_certs_cleanup(&a.certs);
 		goto out;
 	}
+	memset(&src, 0, sizeof(src));
 	src.path = a.config_file;
+	src.hami_path = a.hami_file;
+	src.hami_from_flag = a.hami_file != NULL;
 	src.settings = a.settings;
 	src.nsettings = a.nsettings;
-	status = load_config(&cfg, &src, sha256);
+	status = load_config(&cfg, &src, &hami_key, sha256);
 	if (status)
 		goto out;
 	switch (a.cmd) {
@@ -779,6 +835,7 @@ int main(int argc, char **argv)
 	config_release(&cfg);
 out:
 	free(a.settings);
+	free(hami_key);
 	json_decref(a.groups);
 	return status;
 }

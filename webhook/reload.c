@@ -17,7 +17,7 @@ static void config_free(struct watch_value *v)
 }
 
 /* The load function of the watcher (watch_load_fn): a config built from
- * the source over the file's bytes. */
+ * the source over the files' bytes (the config file's, then HAMi's). */
 static struct watch_value *load_config(void *arg,
 				       const struct watch_bytes *files,
 				       const char *sha256, char *err,
@@ -25,14 +25,23 @@ static struct watch_value *load_config(void *arg,
 {
 	const struct reload *r = arg;
 	struct reload_config *c = calloc(1, sizeof(*c));
+	struct config_bytes file = { NULL, 0 }, hami = { NULL, 0 };
+	size_t i = 0;
 
 	(void)retry_at;
 	if (!c) {
 		text_errorf(err, errlen, "out of memory");
 		return NULL;
 	}
-	if (config_build(&c->cfg, r->source, files[0].data, files[0].len, err,
-			 errlen)) {
+	if (r->source->path) {
+		file.data = files[i].data;
+		file.len = files[i++].len;
+	}
+	if (r->source->hami_path) {
+		hami.data = files[i].data;
+		hami.len = files[i].len;
+	}
+	if (config_build(&c->cfg, r->source, &file, &hami, err, errlen)) {
 		free(c);
 		return NULL;
 	}
@@ -56,8 +65,11 @@ int reload_init(struct reload *r, struct config *cfg, const char *sha256,
 	c->head.destroy = config_free;
 	snprintf(c->sha256, sizeof(c->sha256), "%s", sha256 ? sha256 : "");
 	r->source = source;
-	r->path = source->path;
-	watch_init(&r->watch, &r->path, r->path ? 1 : 0, CONFIG_FILE_MAX,
+	if (source->path)
+		r->paths[r->nfiles++] = source->path;
+	if (source->hami_path)
+		r->paths[r->nfiles++] = source->hami_path;
+	watch_init(&r->watch, r->paths, r->nfiles, CONFIG_FILE_MAX,
 		   load_config, r);
 	watch_start_with(&r->watch, &c->head, c->sha256);
 	return 0;

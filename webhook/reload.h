@@ -2,7 +2,8 @@
  * reload.h - the configuration in force in `serve`, and its reload
  * (docs/behaviour.md §6, configuration reload).
  *
- * The config file is followed as watch.h says: a change is loaded once it
+ * The config file, and HAMi's device-config.yaml when the source names
+ * one, are followed together as watch.h says: a change is loaded once it
  * has been stable for one poll, reload_poll() with now set (SIGHUP) reads
  * the file at once, bytes with the hash of the config in force are no
  * reload, and bytes refused once are not looked at again until they
@@ -28,12 +29,15 @@
 struct reload_config {
 	struct watch_value head; /* first: the watcher's count */
 	struct config cfg;
-	char sha256[65]; /* of the file's bytes; "" without a file */
+	char sha256[65]; /* watch_hash() of the files' bytes; "" without */
 };
 
 struct reload {
 	const struct config_source *source; /* borrowed */
-	const char *path; /* the file, or NULL: never reloaded */
+	/* The config file and HAMi's file, those of them the source has
+	 * (none: never reloaded). */
+	const char *paths[WATCH_FILES_MAX];
+	size_t nfiles;
 	struct watch watch;
 };
 
@@ -45,8 +49,8 @@ enum reload_change {
 
 /*
  * Takes cfg (moved: *cfg is zeroed), built from source (borrowed, outlives
- * r) and the file's bytes, which hash to sha256 ("" or NULL without a
- * file), as the config in force.  Returns 0, or -1 out of memory (cfg
+ * r) and the files' bytes, which hash to sha256 (watch_hash(); "" or NULL
+ * without a file), as the config in force.  Returns 0, or -1 out of memory (cfg
  * then released).
  */
 int reload_init(struct reload *r, struct config *cfg, const char *sha256,

@@ -28,13 +28,7 @@ void watch_sha256(const void *data, size_t len, char out[65])
 		snprintf(out + 2 * i, 3, "%02x", d[i]);
 }
 
-/*
- * The hash of the files' bytes: that of the one file's bytes, or of each
- * file's length (8 bytes, little-endian) and bytes in turn, so that bytes
- * moved from one file to the other change it.
- */
-static void hash_files(const struct watch_bytes *files, size_t n,
-		       char out[65])
+void watch_hash(const struct watch_bytes *files, size_t n, char out[65])
 {
 	gnutls_hash_hd_t h;
 	unsigned char d[32], len[8];
@@ -230,7 +224,7 @@ int watch_start(struct watch *w, int tries, char *err, size_t errlen)
 			return -1;
 		if (rc > 0)
 			continue; /* being replaced right now */
-		hash_files(rd.files, w->nfiles, sha);
+		watch_hash(rd.files, w->nfiles, sha);
 		v = w->load(w->arg, rd.files, sha, err, errlen, &retry_at);
 		reading_release(&rd);
 		if (!v)
@@ -323,7 +317,7 @@ static enum watch_change load(struct watch *w, bool retry, char *err,
 		w->retry_at = 0;
 		return WATCH_REFUSED;
 	}
-	hash_files(rd.files, w->nfiles, sha);
+	watch_hash(rd.files, w->nfiles, sha);
 	if (!strcmp(sha, w->sha256)) {
 		/* The bytes in force (a touch, a copy of the same files). */
 		w->refused[0] = '\0';

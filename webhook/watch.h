@@ -154,4 +154,12 @@ struct watch_value *watch_current(struct watch *w);
 /* The SHA-256 of data[0..len) as 64 lower-case hexadecimal digits. */
 void watch_sha256(const void *data, size_t len, char out[65]);
 
+/*
+ * The hash of the bytes of files[0..n), as watch_poll() compares it: that
+ * of the one file's bytes, or the SHA-256 of each file's length (8 bytes,
+ * little-endian) and bytes in turn, so that bytes moved from one file to
+ * the other change it.
+ */
+void watch_hash(const struct watch_bytes *files, size_t n, char out[65]);
+
 #endif /* WATCH_H */

@@ -67,6 +67,7 @@ BUILTIN_CONFIG = {
     "privilegedPolicy": "deny",
     "nodeNamePolicy": "deny",
     "schedulerPolicy": {"node": "", "gpu": ""},
+    "hamiDeviceConfig": "",
     "devices": [
         {
             "name": "nvidia",
@@ -1825,7 +1826,8 @@ def test_full_config(full_render):
     cfg = config_of(r)
     T.equal("full-config: config.json is the values' config", cfg, values["config"])
     for key in BUILTIN_CONFIG:
-        if key == "devices":
+        # hamiDeviceConfig names a file the pod must have: test_hami_device_config.
+        if key in ("devices", "hamiDeviceConfig"):
             continue
         T.check(f"full-config: {key} differs from the default",
                 cfg[key] != BUILTIN_CONFIG[key])
@@ -2190,6 +2192,41 @@ def test_service_port(helm):
         rc, _, err = helm_template(sets=[f"service.port={bad}"])
         T.check(f"service-port: refused service.port={bad}", rc != 0 and "port" in err,
                 err.strip())
+
+
+@checks
+def test_hami_device_config(helm, default_render):
+    """hami.deviceConfig.configMap mounts HAMi's ConfigMap (its key as
+    device-config.yaml, no subPath) and passes --hami-device-config; empty
+    (the default), neither the volume nor the flag."""
+    T.section("hami.deviceConfig")
+    _, c = webhook_container(default_render)
+    T.check("hami-device-config: off by default",
+            "--hami-device-config" not in c["args"], c["args"])
+    r = render("hami-device-config", sets=[
+        "hami.deviceConfig.configMap=hami-scheduler-device",
+        "hami.deviceConfig.key=device-config.yaml"])
+    if not r:
+        return
+    dep, c = webhook_container(r)
+    args = c["args"]
+    T.check("hami-device-config: --hami-device-config names the mounted file",
+            "--hami-device-config" in args and
+            args[args.index("--hami-device-config") + 1] ==
+            "/hami-device-config/device-config.yaml", args)
+    vols = {v["name"]: v for v in dep["spec"]["template"]["spec"]["volumes"]}
+    cm = vols.get("hami-device-config", {}).get("configMap", {})
+    T.check("hami-device-config: the ConfigMap's key is mounted as device-config.yaml",
+            cm.get("name") == "hami-scheduler-device" and
+            cm.get("items") == [{"key": "device-config.yaml",
+                                 "path": "device-config.yaml"}], cm)
+    mounts = [m for m in c["volumeMounts"] if m["name"] == "hami-device-config"]
+    T.check("hami-device-config: mounted read-only at /hami-device-config, no subPath",
+            len(mounts) == 1 and mounts[0]["mountPath"] == "/hami-device-config"
+            and mounts[0].get("readOnly") and "subPath" not in mounts[0], mounts)
+    rc, _, err = helm_template(sets=["hami.deviceConfig.configMap=Bad_Name"])
+    T.check("hami-device-config: a ConfigMap name that is not DNS-1123 is refused",
+            rc != 0 and "configMap" in err, err.strip())
 
 
 @checks

@@ -83,6 +83,10 @@ BAD_VALUES = {
             "volumeMounts": {"paths": ["run/devices"]}}}]}}, "paths"),
     "/properties/hami/properties/namespace": ({"hami": {"namespace": "Kube_system"}}, "namespace"),
     "/properties/hami/properties/releaseName": ({"hami": {"releaseName": "-hami"}}, "releaseName"),
+    "/properties/hami/properties/deviceConfig/properties/configMap": (
+        {"hami": {"deviceConfig": {"configMap": "Hami_device"}}}, "configMap"),
+    "/properties/hami/properties/deviceConfig/properties/key": (
+        {"hami": {"deviceConfig": {"configMap": "h", "key": "a/b.yaml"}}}, "key"),
     "/properties/fullnameOverride": ({"fullnameOverride": "Bad_Name-x"}, "fullnameOverride"),
     # a registry is host[:port][/path], never a URL
     "/properties/image/properties/registry": (

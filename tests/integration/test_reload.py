@@ -29,19 +29,19 @@ def certs():
     shutil.rmtree(tmp, ignore_errors=True)
 
 
-def configmap_layout(d, version, data):
-    """Writes d/VERSION/config.json and swaps d/..data to it atomically;
-    d/config.json is a symlink through ..data.  Returns the bytes' SHA-256."""
+def configmap_layout(d, version, data, name="config.json"):
+    """Writes d/VERSION/NAME and swaps d/..data to it atomically; d/NAME is
+    a symlink through ..data.  Returns the bytes' SHA-256."""
     v = os.path.join(d, version)
     os.makedirs(v)
-    with open(os.path.join(v, "config.json"), "wb") as f:
+    with open(os.path.join(v, name), "wb") as f:
         f.write(data)
     tmp = os.path.join(d, "..data_tmp")
     os.symlink(version, tmp)
     os.rename(tmp, os.path.join(d, "..data"))
-    link = os.path.join(d, "config.json")
+    link = os.path.join(d, name)
     if not os.path.islink(link):
-        os.symlink(os.path.join("..data", "config.json"), link)
+        os.symlink(os.path.join("..data", name), link)
     return hashlib.sha256(data).hexdigest()
 
 
@@ -191,6 +191,95 @@ def test_reload_configmap_volume(certs, note):
         assert srv.stop() == 0
         note("new config served %.1f s after the swap, %d requests" % (
             delay, load.count()))
+
+
+def hami_yaml(memory):
+    """A HAMi device-config.yaml (the shape of its chart's) whose nvidia
+    section has defaultMemory memory."""
+    return ("nvidia:\n"
+            "  resourceCountName: nvidia.com/gpu\n"
+            "  resourceMemoryName: nvidia.com/gpumem\n"
+            "  resourceMemoryPercentageName: nvidia.com/gpumem-percentage\n"
+            "  resourceCoreName: nvidia.com/gpucores\n"
+            "  resourcePriorityName: nvidia.com/priority\n"
+            "  overwriteEnv: false\n"
+            "  defaultMemory: %s\n"
+            "  defaultCores: 0\n"
+            "  defaultGPUNum: 1\n"
+            "  deviceSplitCount: 10\n"
+            "  gpuCorePolicy: default\n"
+            "cambricon:\n"
+            "  resourceCountName: cambricon.com/vmlu\n"
+            "  resourceMemoryName: cambricon.com/mlu.smlu.vmemory\n"
+            % memory).encode()
+
+
+def two_files_hash(*files):
+    """The hash of several files as the server takes it (behaviour §6):
+    each file's length (8 bytes, little-endian), then its bytes."""
+    h = hashlib.sha256()
+    for data in files:
+        h.update(len(data).to_bytes(8, "little") + data)
+    return h.hexdigest()
+
+
+def test_reload_hami_device_config(certs, note):
+    """HAMi's device-config.yaml (behaviour §2.3) in its own ConfigMap
+    volume is followed with the config file: its new defaultMemory is
+    served within 10 s of the swap; a broken one is refused naming the
+    file and the key, and the old defaults keep answering."""
+    cd = os.path.join(certs.path, "cm-config")
+    hd = os.path.join(certs.path, "cm-hami")
+    os.makedirs(cd)
+    os.makedirs(hd)
+    config = b'{"schedulerName": "hami-scheduler"}\n'
+    configmap_layout(cd, "..2026_02_01_a", config)
+    configmap_layout(hd, "..2026_02_01_a", hami_yaml(2000),
+                     name="device-config.yaml")
+    hami = os.path.join(hd, "device-config.yaml")
+    with Server(certs, config=os.path.join(cd, "config.json"),
+                args=["--hami-device-config", hami]) as srv:
+        load = Load(srv)
+        load.start()
+        try:
+            load.wait_count(30)
+            assert load.values_since(0) == {"2000"}, "HAMi's defaultMemory"
+            m = srv.metrics()
+            assert m['vgpu_webhook_config_info{sha256="%s"}' % two_files_hash(
+                config, hami_yaml(2000))] == 1
+            t_swap = time.monotonic()
+            configmap_layout(hd, "..2026_02_02_b", hami_yaml(2500),
+                             name="device-config.yaml")
+            seen = None
+            while time.monotonic() < t_swap + 10 and seen is None:
+                seen = load.first("2500", t_swap)
+                time.sleep(0.05)
+            assert seen is not None, "HAMi's new default not served in 10 s"
+            delay = seen - t_swap
+            line = srv.wait_log(r"config reloaded", 5.0)
+            assert line and "hamiDeviceConfig=" in line and hami in line, line
+            t_new = time.monotonic()
+            load.wait_count(load.count() + 30)
+            assert load.values_since(t_new) == {"2500"}
+
+            mark = len(srv.log_lines())
+            t_bad = time.monotonic()
+            configmap_layout(hd, "..2026_02_03_c", hami_yaml('"lots"'),
+                             name="device-config.yaml")
+            line = srv.wait_log(r"config reload refused", 10.0, start=mark)
+            assert line and "nvidia.defaultMemory" in line and \
+                "hami-device-config" in line, srv.log_lines()[mark:]
+            load.wait_count(load.count() + 30)
+            assert load.values_since(t_bad) == {"2500"}
+            m = srv.metrics()
+            assert m['vgpu_webhook_config_reloads_total{result="done"}'] == 1
+            assert m['vgpu_webhook_config_reloads_total{result="refused"}'] == 1
+        finally:
+            load.stop()
+        assert not load.failures, "%d requests failed: %s" % (
+            len(load.failures), load.failures[:5])
+        assert srv.stop() == 0
+        note("HAMi's new default served %.1f s after the swap" % delay)
 
 
 def test_reload_without_config(certs):
