@@ -72,21 +72,11 @@ static const struct pick_rule review_rule = {
 			 * trail: kept as text. */
 			PICK_FIELD("userInfo", &pick_text),
 			PICK_FIELD("object", &pod_rule),
-			/* of oldObject, the metadata an UPDATE compares, and
-			 * the names of the ephemeral containers (of a Pod, or
-			 * of an EphemeralContainers object) */
-			PICK_FIELD("oldObject", PICK_OBJ(
-				PICK_FIELD("metadata", PICK_OBJ(
-					PICK_FIELD("labels", &pick_all),
-					PICK_FIELD("annotations", &pick_all))),
-				PICK_FIELD("spec", PICK_OBJ(
-					PICK_FIELD("ephemeralContainers",
-						   PICK_ARR(PICK_OBJ(
-						PICK_FIELD("name",
-							   &pick_all)))))),
-				PICK_FIELD("ephemeralContainers", PICK_ARR(
-					PICK_OBJ(PICK_FIELD("name",
-							    &pick_all))))))))),
+			/* oldObject as the object: an UPDATE compares its
+			 * metadata, and an ephemeralcontainers UPDATE reads
+			 * its ephemeral containers' names and resolves its
+			 * containers (the object's are the tenant's there) */
+			PICK_FIELD("oldObject", &pod_rule)))),
 	NULL, NULL
 };
 
