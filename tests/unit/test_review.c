@@ -963,6 +963,41 @@ static void test_review__ephemeral_old_object_decides(void **state)
 	}
 }
 
+/*
+ * Duplicate env names (behaviour §4.2): the webhook writes only the last
+ * entry of a name, so only that one is exempt, and /mutate and /validate
+ * judge an earlier duplicate alike.  /validate also judges the last one
+ * when it does not already hold the value written.
+ */
+static void test_review__env_duplicates_both_endpoints(void **state)
+{
+#define PRIO_0 "container \"cuda\": env CUDA_TASK_PRIORITY=\"0\" cannot be set"
+	static const struct {
+		const char *name, *mutate, *validate;
+	} cases[] = {
+		{ "200-guard-env-duplicate-earlier-judged",
+		  "container \"side\": env NVIDIA_VISIBLE_DEVICES=\"all\" cannot be set (allowed: \"none\", \"void\")",
+		  "container \"side\": env NVIDIA_VISIBLE_DEVICES=\"all\" cannot be set (allowed: \"none\", \"void\")" },
+		{ "201-guard-env-duplicate-earlier-priority", PRIO_0,
+		  PRIO_0 "; " PRIO_0 },
+	};
+	struct review_answer ans;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < NELEM(cases); i++) {
+		answer_case(cases[i].name, false, &ans);
+		assert_int_equal(ans.outcome, REVIEW_DENIED);
+		assert_string_equal(ans.message, cases[i].mutate);
+		review_answer_release(&ans);
+		answer_case(cases[i].name, true, &ans);
+		assert_int_equal(ans.outcome, REVIEW_DENIED);
+		assert_string_equal(ans.message, cases[i].validate);
+		review_answer_release(&ans);
+	}
+#undef PRIO_0
+}
+
 /* ------------------------------------------------------------------------
  * The start of a review: review_prefix_scann() and review_deny_prefix().
  */
@@ -1238,6 +1273,7 @@ int main(void)
 		TEST_WITH_CONFIG(test_review__select),
 		TEST_WITH_CONFIG(test_review__validate_cannot_patch),
 		TEST_WITH_CONFIG(test_review__ephemeral_old_object_decides),
+		TEST_WITH_CONFIG(test_review__env_duplicates_both_endpoints),
 		TEST_WITH_CONFIG(test_review__pod_out_of_memory),
 		TEST_WITH_CONFIG(test_review__prefix_cuts),
 		TEST_WITH_CONFIG(test_review__prefix_table),
