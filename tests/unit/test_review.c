@@ -465,16 +465,28 @@ static void test_review__deep_built_value_denied(void **state)
 	static const struct {
 		const char *fmt;
 		const char *path;
+		const char *kind, *subresource, *user, *dry_run;
 	} cases[] = {
 		{ POD_CREATE("admission.k8s.io/v1beta1", "a\\nb",
 			     "{\"metadata\":{\"name\":\"p\",\"annotations\":{"
 			     "\"x\":%s}},\"spec\":{}}"),
-		  "request.object.metadata.annotations.x[0][0][0]" },
+		  "request.object.metadata.annotations.x[0][0][0]", "Pod", "",
+		  "system:serviceaccount:kube-system:replicaset-controller",
+		  "false" },
 		{ "{\"apiVersion\":\"admission.k8s.io/v1beta1\",\"request\":{"
 		  "\"uid\":\"a\\nb\",\"userInfo\":{\"extra\":%s},"
 		  "\"operation\":\"UPDATE\",\"object\":{\"metadata\":"
 		  "{\"generateName\":\"p\"}}},\"kind\":\"AdmissionReview\"}",
-		  "request.userInfo" },
+		  "request.userInfo", "", "", "", "" },
+		{ "{\"apiVersion\":\"admission.k8s.io/v1beta1\",\"request\":{"
+		  "\"uid\":\"a\\nb\",\"kind\":{\"group\":\"\",\"kind\":"
+		  "\"EphemeralContainers\"},\"subResource\":"
+		  "\"ephemeralcontainers\",\"dryRun\":true,\"userInfo\":"
+		  "{\"username\":\"alice\",\"extra\":%s},"
+		  "\"operation\":\"UPDATE\",\"object\":{\"metadata\":"
+		  "{\"generateName\":\"p\"}}},\"kind\":\"AdmissionReview\"}",
+		  "request.userInfo", "EphemeralContainers",
+		  "ephemeralcontainers", "alice", "true" },
 	};
 	size_t i;
 
@@ -509,6 +521,15 @@ static void test_review__deep_built_value_denied(void **state)
 		assert_int_equal(ans.outcome, REVIEW_DENIED);
 		assert_string_equal(ans.uid, "ab");
 		assert_string_equal(ans.name, "p");
+		/* the audit fields of a denial (behaviour §6, logs) */
+		assert_true(ans.audit);
+		assert_int_equal(ans.code, 400);
+		assert_non_null(ans.message);
+		assert_string_equal(ans.message, msg);
+		assert_string_equal(ans.kind, cases[i].kind);
+		assert_string_equal(ans.subresource, cases[i].subresource);
+		assert_string_equal(ans.user, cases[i].user);
+		assert_string_equal(ans.dry_run, cases[i].dry_run);
 		json_decref(out);
 		review_answer_release(&ans);
 		free(body);
