@@ -819,9 +819,10 @@ static void test_review__profile(void **state)
 	(void)state;
 	load_config(&pcfg, text);
 	review_answer_init(&ans);
+	/* by-label selects the pod, over by-ns, the namespace's profile */
 	assert_int_equal(review_handlen(&pcfg, create, strlen(create), &ans), 0);
-	assert_string_equal(ans.profile, "by-label");
-	assert_non_null(strstr(ans.body, "profile \\\"by-label\\\""));
+	assert_string_equal(ans.profile, "by-ns/by-label");
+	assert_non_null(strstr(ans.body, "profile \\\"by-ns/by-label\\\""));
 	review_answer_release(&ans);
 	review_answer_init(&ans);
 	assert_int_equal(review_handlen(&pcfg, update, strlen(update), &ans), 0);
