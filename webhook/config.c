@@ -794,6 +794,12 @@ static void profiles_free(struct profile *p, size_t n)
 		free(p[i].label_keys);
 		free(p[i].label_values);
 		config_release(&p[i].cfg);
+		for (j = 0; j < p[i].nlayered; j++) {
+			config_release(&p[i].layered[j]);
+			free(p[i].layered_names[j]);
+		}
+		free(p[i].layered);
+		free(p[i].layered_names);
 	}
 	free(p);
 }
@@ -924,6 +930,55 @@ static int read_profile(struct cfgread *r, size_t pi, const json_t *v,
 }
 
 /*
+ * Builds the configs of the podLabels profile p (profiles[pi], JSON v)
+ * over each of the nns namespace profiles of cfg: a copy of its config
+ * with the keys of p over it, named "NAMESPACE/LABELS".  Returns 0, or -1
+ * with the reason in msg[0..msglen) (the namespace profile is then the
+ * last of p->layered, or there is none when memory ran out first).
+ */
+static int build_layers(const struct config *cfg, size_t pi, const json_t *v,
+			struct profile *p, size_t nns, char *msg,
+			size_t msglen)
+{
+	static const char *const selectors[] = { "name", "namespaces",
+						 "podLabels", NULL };
+	struct cfgread r = { "-", msg, msglen, CFGKEY_READ_PROFILE, true,
+			     selectors, 0 };
+	char path[64];
+	size_t i;
+
+	p->layered = calloc(nns, sizeof(*p->layered));
+	p->layered_names = calloc(nns, sizeof(*p->layered_names));
+	if (!p->layered || !p->layered_names)
+		return text_errorf(msg, msglen, "out of memory");
+	snprintf(path, sizeof(path), "profiles[%zu]", pi);
+	for (i = 0; i < cfg->nprofiles; i++) {
+		const struct profile *ns = &cfg->profiles[i];
+		struct config *c = &p->layered[p->nlayered];
+		char **name = &p->layered_names[p->nlayered];
+		size_t len = strlen(ns->name) + strlen(p->name) + 2;
+
+		if (!ns->ns_ordinal)
+			continue;
+		p->nlayered++;
+		*name = malloc(len);
+		if (!*name || config_copy(c, &ns->cfg))
+			return text_errorf(msg, msglen, "out of memory");
+		snprintf(*name, len, "%s/%s", ns->name, p->name);
+		c->profile = *name;
+		if (cfgkey_read_object(&r, config_keys, path, v, c)) {
+			/* The readers name the file: here none. */
+			if (!strncmp(msg, "config -: ", 10))
+				memmove(msg, msg + 10, strlen(msg + 10) + 1);
+			return -1;
+		}
+		if (check_one(c, msg, msglen))
+			return -1;
+	}
+	return 0;
+}
+
+/*
  * Builds cfg->profiles from cfg->profiles_json over cfg as it stands.
  * Returns 0, or -1 with a message naming the key.
  */
@@ -931,7 +986,7 @@ static int build_profiles(struct config *cfg, char *err, size_t errlen)
 {
 	struct cfgread r = { "-", err, errlen, CFGKEY_READ_FILE, false, NULL,
 			     0 };
-	size_t n = json_array_size(cfg->profiles_json), i;
+	size_t n = json_array_size(cfg->profiles_json), i, nns = 0;
 	char msg[512];
 
 	profiles_free(cfg->profiles, cfg->nprofiles);
@@ -954,6 +1009,29 @@ static int build_profiles(struct config *cfg, char *err, size_t errlen)
 				    i, p->name, msg);
 			return -1;
 		}
+		if (!p->nlabels)
+			p->ns_ordinal = ++nns;
+	}
+	/* Once every namespace profile is built: each podLabels profile
+	 * over each of them. */
+	for (i = 0; nns && i < n; i++) {
+		struct profile *p = &cfg->profiles[i];
+		size_t j;
+
+		if (!p->nlabels)
+			continue;
+		if (!build_layers(cfg, i, json_array_get(cfg->profiles_json, i),
+				  p, nns, msg, sizeof(msg)))
+			continue;
+		for (j = 0; j < n; j++)
+			if (p->nlayered &&
+			    cfg->profiles[j].ns_ordinal == p->nlayered)
+				break;
+		if (j == n)
+			return text_errorf(err, errlen, "%s", msg);
+		return text_errorf(err, errlen,
+				   "profiles[%zu] (\"%.64s\") over profiles[%zu] (\"%.64s\"): %s",
+				   i, p->name, j, cfg->profiles[j].name, msg);
 	}
 	return 0;
 fail:
@@ -1112,6 +1190,7 @@ char *config_hami_path(const char *data, size_t len)
 const struct config *config_select(const struct config *cfg, const char *ns,
 				   size_t nslen, const json_t *labels)
 {
+	const struct profile *first = NULL;
 	size_t i, j;
 
 	for (i = 0; i < cfg->nprofiles; i++) {
@@ -1119,6 +1198,13 @@ const struct config *config_select(const struct config *cfg, const char *ns,
 
 		if (p->by_namespace &&
 		    pattern_set_findn(&p->namespaces, ns, nslen) < 0)
+			continue;
+		/* The first namespace profile that matches: the one that
+		 * applies, or the base of a podLabels one before it. */
+		if (p->ns_ordinal)
+			return first ? &first->layered[p->ns_ordinal - 1] :
+				       &p->cfg;
+		if (first)
 			continue;
 		for (j = 0; j < p->nlabels; j++) {
 			const json_t *v = json_object_get(labels,
@@ -1131,7 +1217,7 @@ const struct config *config_select(const struct config *cfg, const char *ns,
 				break;
 		}
 		if (j == p->nlabels)
-			return &p->cfg;
+			first = p;
 	}
-	return cfg;
+	return first ? &first->cfg : cfg;
 }

@@ -73,7 +73,13 @@ struct config {
 	size_t nprofiles;
 };
 
-/* One profile, with the config its pods get. */
+/*
+ * One profile, with the config its pods get.  A profile that selects by
+ * podLabels gives only the keys tenants may choose (behaviour §2.2): the
+ * rest comes from the namespace, so it has one effective config over the
+ * top level (cfg) and one over each namespace profile (one that selects by
+ * namespaces alone), in list order (layered).
+ */
 struct profile {
 	char *name;
 	struct pattern_set namespaces; /* empty: no namespace condition */
@@ -81,14 +87,23 @@ struct profile {
 	char **label_keys; /* podLabels, nlabels pairs */
 	char **label_values;
 	size_t nlabels;
-	struct config cfg; /* the effective config */
+	size_t ns_ordinal; /* a namespace profile: 1 + its index among the
+			      namespace profiles; else 0 */
+	struct config cfg; /* the effective config over the top level */
+	struct config *layered; /* podLabels: over namespace profile k,
+				   layered[k - 1]; nlayered of them */
+	char **layered_names;   /* their names, "NAMESPACE/LABELS" */
+	size_t nlayered;
 };
 
 /*
- * The config for a pod: that of the first profile of cfg whose namespace
- * patterns match ns[0..nslen) and whose podLabels are all in labels (an
- * object of the pod's labels, or NULL), else cfg itself.  A few
- * comparisons per profile; cfg is only read.
+ * The config for a pod (behaviour §2.2): the first profile of cfg whose
+ * namespace patterns match ns[0..nslen) and whose podLabels are all in
+ * labels (an object of the pod's labels, or NULL) is the one that
+ * applies; none: cfg itself.  A profile that selects by podLabels applies
+ * over the first namespace profile that matches ns (or the top level), so
+ * that tenants, who write their labels, choose only the keys such a
+ * profile may give.  A few comparisons per profile; cfg is only read.
  */
 const struct config *config_select(const struct config *cfg, const char *ns,
 				   size_t nslen, const json_t *labels);

@@ -282,6 +282,26 @@ static void env_hit(struct guard_run *run, struct pod_container *c,
 	}
 }
 
+/*
+ * Whether entry index of env, named name, is the last of that name: the
+ * one the webhook sets or replaces (behaviour §3.8), as the kubelet keeps
+ * the last of duplicate names.  The scan stops at the next entry of the
+ * name, so over all entries of one name it reads the list once.
+ */
+static bool last_of_name(const json_t *env, size_t index, const char *name)
+{
+	size_t i;
+
+	for (i = index + 1; i < json_array_size(env); i++) {
+		const char *n = json_string_value(json_object_get(
+			json_array_get(env, i), "name"));
+
+		if (n && !strcmp(n, name))
+			return false;
+	}
+	return true;
+}
+
 void guard_env(struct guard_run *run, guard_written_fn *written,
 	       const void *ctx)
 {
@@ -318,8 +338,12 @@ void guard_env(struct guard_run *run, guard_written_fn *written,
 						      json_string_length(jname),
 						      text, len))
 				continue;
-			if (written && written(ctx, c, name, text, len,
-					       from != NULL))
+			/* Only the last entry of a name is the webhook's to
+			 * write (a cheap test first: written() says yes to a
+			 * few names only, so the scans stay linear). */
+			if (written &&
+			    written(ctx, c, name, text, len, from != NULL) &&
+			    last_of_name(c->env, j, name))
 				continue;
 			env_hit(run, c, j, name, text, len, from != NULL);
 		}

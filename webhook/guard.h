@@ -98,9 +98,11 @@ void guard_annotations(struct guard_run *run, const struct pod *old,
 
 /*
  * The env guard over every container of the view, in order: an entry
- * whose name is guarded counts unless its plain value is allowed or
- * written(ctx, c, name) says the webhook writes it (written may be NULL:
- * the webhook writes nothing).
+ * whose name is guarded counts unless its plain value is allowed, or it
+ * is the last entry of its name in the container and written(ctx, c,
+ * name, ...) says the webhook writes it (written may be NULL: the webhook
+ * writes nothing).  An earlier entry of the same name counts: the webhook
+ * replaces only the last.
  */
 void guard_env(struct guard_run *run, guard_written_fn *written,
 	       const void *ctx);

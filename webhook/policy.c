@@ -372,12 +372,16 @@ static void decide_binding(struct decider *p, const json_t *binding,
 
 /*
  * Whether the pod of an ephemeralcontainers UPDATE is a vGPU pod, for the
- * privileged policy.  An EphemeralContainers object holds no other
- * container, so it may be one: yes.  A Pod's containers are resolved as on
- * a CREATE; one that has an error may be one: yes.  Denies with 400 when a
- * field of the Pod has the wrong type (*known is then false).
+ * privileged policy (behaviour §4.1).  The pod's containers are those of
+ * request.oldObject, the pod as stored: the API server keeps only the
+ * ephemeral containers of request.object, whose other fields the tenant
+ * writes, so they prove nothing.  An EphemeralContainers object holds no
+ * other container, and a request without oldObject shows none: either may
+ * be a vGPU pod, so yes.  oldObject's containers are resolved as on a
+ * CREATE; one that has an error may be one: yes.  Denies with 400 when a
+ * field of oldObject has the wrong type (*known is then false).
  */
-static bool ephemeral_vgpu(struct decider *p, bool *known)
+static bool ephemeral_vgpu(struct decider *p, const json_t *old, bool *known)
 {
 	struct buf errors = BUF_INIT;
 	struct pod whole;
@@ -385,10 +389,10 @@ static bool ephemeral_vgpu(struct decider *p, bool *known)
 	bool vgpu;
 
 	*known = true;
-	if (p->req->list)
+	if (p->req->list || !old)
 		return true;
-	*known = read_status(p, pod_read(&whole, p->cfg, p->req->object, err,
-					 sizeof(err)), "object", err);
+	*known = read_status(p, pod_read(&whole, p->cfg, old, err,
+					 sizeof(err)), "oldObject", err);
 	vgpu = !*known || !resolve_all(p, &whole, &errors) || whole.vgpu;
 	buf_release(&errors);
 	pod_release(&whole);
@@ -422,7 +426,7 @@ static void decide_ephemeral(struct decider *p)
 		return;
 	for (i = 0; i < p->pod.ncontainers; i++)
 		privileged |= p->pod.containers[i].privileged;
-	if (privileged && ephemeral_vgpu(p, &known) &&
+	if (privileged && ephemeral_vgpu(p, old, &known) &&
 	    (!known || !check_policies(p)))
 		return;
 	if (mutate_pod(p->cfg, &p->pod, &p->d->patch, p->d->warnings))

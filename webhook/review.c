@@ -72,21 +72,11 @@ static const struct pick_rule review_rule = {
 			 * trail: kept as text. */
 			PICK_FIELD("userInfo", &pick_text),
 			PICK_FIELD("object", &pod_rule),
-			/* of oldObject, the metadata an UPDATE compares, and
-			 * the names of the ephemeral containers (of a Pod, or
-			 * of an EphemeralContainers object) */
-			PICK_FIELD("oldObject", PICK_OBJ(
-				PICK_FIELD("metadata", PICK_OBJ(
-					PICK_FIELD("labels", &pick_all),
-					PICK_FIELD("annotations", &pick_all))),
-				PICK_FIELD("spec", PICK_OBJ(
-					PICK_FIELD("ephemeralContainers",
-						   PICK_ARR(PICK_OBJ(
-						PICK_FIELD("name",
-							   &pick_all)))))),
-				PICK_FIELD("ephemeralContainers", PICK_ARR(
-					PICK_OBJ(PICK_FIELD("name",
-							    &pick_all))))))))),
+			/* oldObject as the object: an UPDATE compares its
+			 * metadata, and an ephemeralcontainers UPDATE reads
+			 * its ephemeral containers' names and resolves its
+			 * containers (the object's are the tenant's there) */
+			PICK_FIELD("oldObject", &pod_rule)))),
 	NULL, NULL
 };
 
@@ -99,8 +89,9 @@ static const struct pick_rule scalar_rule = { PICK_OBJECT, NULL, NULL, NULL };
 /*
  * What a review's answer needs of a body that review_rule could not
  * decode, a value it builds being nested too deep: the envelope and what
- * the log line names, each a scalar (scalar_rule), so that decoding with
- * it can refuse only what is not JSON at all.
+ * the log line names, its audit fields included, each a scalar
+ * (scalar_rule) at a fixed path, so that decoding with it can refuse only
+ * what is not JSON at all.
  */
 static const struct pick_rule envelope_rule = {
 	PICK_OBJECT, PICK_FIELDS(
@@ -108,8 +99,14 @@ static const struct pick_rule envelope_rule = {
 		PICK_FIELD("kind", &scalar_rule),
 		PICK_FIELD("request", PICK_OBJ(
 			PICK_FIELD("uid", &scalar_rule),
+			PICK_FIELD("kind", PICK_OBJ(
+				PICK_FIELD("kind", &scalar_rule))),
+			PICK_FIELD("subResource", &scalar_rule),
 			PICK_FIELD("operation", &scalar_rule),
 			PICK_FIELD("namespace", &scalar_rule),
+			PICK_FIELD("dryRun", &scalar_rule),
+			PICK_FIELD("userInfo", PICK_OBJ(
+				PICK_FIELD("username", &scalar_rule))),
 			PICK_FIELD("object", PICK_OBJ(
 				PICK_FIELD("metadata", PICK_OBJ(
 					PICK_FIELD("name", &scalar_rule),
@@ -256,7 +253,8 @@ static int handle_json(const struct config *cfg, const json_t *root,
 static int envelope(const json_t *root, const char **api,
 		    struct review_answer *ans);
 static int too_deep(const char *body, size_t len,
-		    const struct pick_error *deep, struct review_answer *ans);
+		    const struct pick_error *deep,
+		    const struct review_options *opt, struct review_answer *ans);
 
 const struct config *review_select(const struct config *cfg, const json_t *ns,
 				   const json_t *ns_alt, const char *fallback,
@@ -327,7 +325,7 @@ int review_handlen_with(const struct config *cfg, const char *body,
 	} else if (perr.status == PICK_NOMEM) {
 		rc = text_answer(ans, 500, "internal error: out of memory");
 	} else if (perr.status == PICK_DEPTH) {
-		rc = too_deep(body, len, &perr, ans);
+		rc = too_deep(body, len, &perr, opt, ans);
 	} else {
 		snprintf(reason, sizeof(reason),
 			 "request body is not JSON: %s (line %d, column %d)",
@@ -471,19 +469,24 @@ static int envelope(const json_t *root, const char **api,
  * deeper than JSON_PARSER_MAX_DEPTH (*deep says where): read again for its
  * envelope alone, which no depth can refuse, it is denied with 400 inside
  * an AdmissionReview (behaviour §5.2), since a review that the API server
- * sends must get a decision; or it gets the 400 text answer of a body that
- * is not JSON or not an AdmissionReview (§5.1).  Returns as
- * review_handlen().
+ * sends must get a decision, with the audit fields of every denial
+ * (behaviour §6, logs; the requester from opt as on any request, NULL
+ * for none); or it gets the 400 text answer of a body that is not JSON or
+ * not an AdmissionReview (§5.1).  Returns as review_handlen().
  */
 static int too_deep(const char *body, size_t len,
-		    const struct pick_error *deep, struct review_answer *ans)
+		    const struct pick_error *deep,
+		    const struct review_options *opt, struct review_answer *ans)
 {
+	static const struct review_options defaults;
 	struct policy_decision d = { 0 };
+	struct policy_requester who;
 	struct pick_error perr;
 	struct buf out = BUF_INIT;
+	const json_t *request;
 	const char *api;
 	char reason[320];
-	json_t *root;
+	json_t *root, *user = NULL;
 	int rc;
 
 	root = pick_loadb(body, len, &envelope_rule, &perr);
@@ -497,6 +500,7 @@ static int too_deep(const char *body, size_t len,
 	}
 	rc = envelope(root, &api, ans);
 	if (!rc) {
+		request = json_object_get(root, "request");
 		d.code = 400;
 		d.message = reason;
 		snprintf(reason, sizeof(reason),
@@ -504,11 +508,20 @@ static int too_deep(const char *body, size_t len,
 			 "webhook decodes in a field it reads (line %d, "
 			 "column %d)", deep->path[0] ? deep->path : "(top)",
 			 JSON_PARSER_MAX_DEPTH, deep->line, deep->column);
-		write_answer(&out, api, json_object_get(json_object_get(root,
-				"request"), "uid"), &d, &ans->ops);
+		write_answer(&out, api, json_object_get(request, "uid"), &d,
+			     &ans->ops);
 		free(ans->body);
 		ans->body = buf_failed(&out) ? NULL :
 			    buf_detach(&out, &ans->body_len);
+		/* userInfo is an object here (envelope_rule), never text:
+		 * requester() allocates nothing. */
+		if (ans->body &&
+		    (requester(json_object_get(request, "userInfo"), false,
+			       opt ? opt : &defaults, &who, &user) ||
+		     audit(ans, request, &who, &d))) {
+			free(ans->body);
+			ans->body = NULL;
+		}
 		if (ans->body) {
 			ans->http_status = 200;
 			ans->content_type = CONTENT_JSON;
@@ -519,6 +532,7 @@ static int too_deep(const char *body, size_t len,
 		}
 	}
 	buf_release(&out);
+	json_decref(user);
 	json_decref(root);
 	return rc;
 }

@@ -138,22 +138,30 @@ static char *b64_decode(const char *s, size_t *len)
 	return out;
 }
 
-void fuzz_check_patch(const struct config *cfg, const json_t *object,
-		      const char *b64)
+void fuzz_apply_patch(json_t *object, const char *b64)
 {
 	struct patch p;
-	struct policy_decision again;
-	json_t *pod = json_deep_copy(object);
 	char err[256], *text;
 	size_t len;
 
-	FUZZ_ASSERT(pod && b64);
+	FUZZ_ASSERT(object && b64);
 	text = b64_decode(b64, &len);
 	FUZZ_ASSERT(text);
 	p.ops = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
 	free(text);
 	FUZZ_ASSERT(json_is_array(p.ops) && json_array_size(p.ops) > 0);
-	FUZZ_ASSERT(patch_apply(pod, &p, err, sizeof(err)) == 0);
+	FUZZ_ASSERT(patch_apply(object, &p, err, sizeof(err)) == 0);
+	patch_release(&p);
+}
+
+void fuzz_check_patch(const struct config *cfg, const json_t *object,
+		      const char *b64)
+{
+	struct policy_decision again;
+	json_t *pod = json_deep_copy(object);
+
+	FUZZ_ASSERT(pod);
+	fuzz_apply_patch(pod, b64);
 	FUZZ_ASSERT(policy_decision_init(&again) == 0);
 	FUZZ_ASSERT(policy_decide(cfg, pod, &again) == 0);
 	if (again.code || patch_count(&again.patch)) {
@@ -166,6 +174,5 @@ void fuzz_check_patch(const struct config *cfg, const json_t *object,
 			  __LINE__);
 	}
 	policy_decision_release(&again);
-	patch_release(&p);
 	json_decref(pod);
 }

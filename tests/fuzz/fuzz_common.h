@@ -24,6 +24,12 @@ const struct config *fuzz_config(unsigned selector);
 void fuzz_check_warnings(const json_t *warnings);
 
 /*
+ * Decodes the base64 patch b64 and applies it to object, in place; the
+ * patch must be a non-empty array of operations that applies.
+ */
+void fuzz_apply_patch(json_t *object, const char *b64);
+
+/*
  * Decodes the base64 patch b64, applies it to a copy of object, and decides
  * the result again: it must be allowed with no operation.
  */

@@ -7,12 +7,26 @@
  * as the answer to the full decode; a body jansson refuses for another
  * reason than its depth gets 400; a 200 answer is a JSON AdmissionReview
  * whose response.uid echoes the request; a patch is valid base64 of an
- * array of operations that applies to the request's object; the patched
- * object, sent again, gives no further patch; and request.object's
- * metadata.managedFields, which the policy never reads, nested thousands
- * of levels deep, leaves the answer as it is shallow.
+ * array of operations that applies to the request's object; the review
+ * sent again with the patched object (the same operation, subresource and
+ * oldObject, as reinvocation sends it) is allowed with no further patch;
+ * and request.object's metadata.managedFields, which the policy never
+ * reads, nested thousands of levels deep, leaves the answer as it is
+ * shallow.
+ *
+ * Each input is also sent to /validate (review_options.validate): the same
+ * HTTP status, never a patch, a denial wherever /mutate denies, and the
+ * very bytes of /mutate's answer wherever /mutate allows without a patch.
+ *
+ * The config is one of fuzz_config()'s four, chosen by the number of white
+ * space bytes that end the input (mod 4): a review may end in any number
+ * of them, so every config is reached, and a mutation of the body keeps
+ * it (the last byte of a JSON text is nearly always '}', which would pick
+ * one config only).
  */
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,9 +189,98 @@ static void check_deep_managed_fields(const struct config *cfg,
 	free(text);
 }
 
+/* The config of an input: by the white space that ends it (above). */
+static const struct config *config_of(const uint8_t *data, size_t size)
+{
+	unsigned n = 0;
+
+	while (n < size && (data[size - 1 - n] == ' ' ||
+			    data[size - 1 - n] == '\t' ||
+			    data[size - 1 - n] == '\n' ||
+			    data[size - 1 - n] == '\r'))
+		n++;
+	return fuzz_config(n & 3);
+}
+
+/* Whether the 200 answer ans (text) allows, and whether it patches. */
+static bool answer_allows(const struct review_answer *ans, bool *patched)
+{
+	json_t *out = json_loadb(ans->body, ans->body_len,
+				 JSON_REJECT_DUPLICATES, NULL);
+	json_t *response = json_object_get(out, "response");
+	bool allowed = json_is_true(json_object_get(response, "allowed"));
+
+	FUZZ_ASSERT(out);
+	*patched = json_object_get(response, "patch") != NULL;
+	json_decref(out);
+	return allowed;
+}
+
+/*
+ * The same input to /validate, against /mutate's answer mutate: the same
+ * status; never a patch; a denial where /mutate denies; the same bytes
+ * where /mutate allows without a patch.
+ */
+static void check_validate(const struct config *cfg, const uint8_t *data,
+			   size_t size, const struct review_answer *mutate)
+{
+	struct review_options opt = { NULL, NULL, true };
+	struct review_answer v;
+	bool m_patched, v_patched, m_allowed, v_allowed;
+
+	review_answer_init(&v);
+	review_handlen_with(cfg, (const char *)data, size, &opt, &v);
+	FUZZ_ASSERT(v.http_status == mutate->http_status);
+	if (v.http_status == 200) {
+		m_allowed = answer_allows(mutate, &m_patched);
+		v_allowed = answer_allows(&v, &v_patched);
+		FUZZ_ASSERT(!v_patched);
+		FUZZ_ASSERT(m_allowed || !v_allowed);
+		if (m_allowed && !m_patched)
+			FUZZ_ASSERT(v.body_len == mutate->body_len &&
+				    !memcmp(v.body, mutate->body, v.body_len));
+	}
+	review_answer_release(&v);
+}
+
+/*
+ * The review in sent again with its object patched by b64, as the API
+ * server re-invokes the webhook: the same operation, subresource and
+ * oldObject.  It must be allowed with no operation.
+ */
+static void check_resend(const struct config *cfg, const json_t *in,
+			 const char *b64)
+{
+	json_t *again = json_deep_copy(in), *out, *response;
+	struct review_answer ans;
+	char *text;
+
+	FUZZ_ASSERT(again);
+	fuzz_apply_patch(json_object_get(json_object_get(again, "request"),
+					 "object"), b64);
+	text = json_dumps(again, JSON_COMPACT);
+	FUZZ_ASSERT(text);
+	review_answer_init(&ans);
+	review_handlen(cfg, text, strlen(text), &ans);
+	FUZZ_ASSERT(ans.http_status == 200);
+	out = json_loadb(ans.body, ans.body_len, JSON_REJECT_DUPLICATES, NULL);
+	response = json_object_get(out, "response");
+	if (!json_is_true(json_object_get(response, "allowed")) ||
+	    json_object_get(response, "patch")) {
+		fprintf(stderr, "sent again: %.*s\n", (int)ans.body_len,
+			ans.body);
+		fuzz_fail("the patched review gives no further patch",
+			  __FILE__, __LINE__);
+	}
+	json_decref(out);
+	review_answer_release(&ans);
+	free(text);
+	json_decref(again);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const struct config *cfg = fuzz_config(size ? data[size - 1] & 3 : 0);
+	const struct config *cfg = config_of(data, size);
 	struct review_answer ans;
 	json_t *out, *in, *response;
 
@@ -185,6 +288,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	review_handlen(cfg, (const char *)data, size, &ans);
 	FUZZ_ASSERT(ans.http_status == 200 || ans.http_status == 400 ||
 		    ans.http_status == 500);
+	check_validate(cfg, data, size, &ans);
 	in = check_decoders(cfg, data, size, &ans);
 	if (in && size && (data[0] == ' ' || data[0] == '\t' ||
 			   data[0] == '\n' || data[0] == '\r'))
@@ -204,10 +308,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_ASSERT(!json_object_get(response, "patch") ==
 		    !json_object_get(response, "patchType"));
 	if (json_object_get(response, "patch"))
-		fuzz_check_patch(cfg, json_object_get(json_object_get(in, "request"),
-						      "object"),
-				 json_string_value(json_object_get(response,
-								   "patch")));
+		check_resend(cfg, in, json_string_value(json_object_get(response,
+								"patch")));
 	json_decref(in);
 	json_decref(out);
 	review_answer_release(&ans);

@@ -9,7 +9,9 @@ usage: seeds.py OUTDIR
                    than jansson reads; each also after a tab and after a
                    carriage return (read again deep down by fuzz_pick)
   (and OUTDIR/review/ also reviews whose managedFields nest 2100 deep, and
-  each review after a newline, which fuzz_review reads again with them)
+  each review after a newline, which fuzz_review reads again with them;
+  each review ends in 0 to 3 newlines, fuzz_review's config selector,
+  taken in turn so that every config has seeds of every kind)
   OUTDIR/yaml/     a selector byte, then YAML streams and manifests
   OUTDIR/prefix/   the first KiB of every fixture's review, written as the
                    API server writes it, and a few starts made by hand
@@ -142,24 +144,31 @@ def update_reviews(review):
     return out
 
 
+def config_tail(raw, selector):
+    """raw (bytes) ending in selector % 4 newlines: the config fuzz_review
+    decides it with."""
+    return raw.rstrip(b" \t\r\n") + b"\n" * (selector % 4)
+
+
 def main():
     out = sys.argv[1]
     for sub in ("review", "policy", "quantity", "pick", "yaml", "prefix"):
         os.makedirs(os.path.join(out, sub), exist_ok=True)
     root = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cases")
     quantities = set(QUANTITIES)
-    for name in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+    names = sorted(os.listdir(root)) if os.path.isdir(root) else []
+    for n, name in enumerate(names):
         path = os.path.join(root, name, "review.json")
         if not os.path.exists(path):
             continue
         with open(path, "rb") as f:
             raw = f.read()
         with open(os.path.join(out, "review", name), "wb") as f:
-            f.write(raw)
+            f.write(config_tail(raw, n))
         # fuzz_review reads one that starts with white space again with
         # deep managedFields
         with open(os.path.join(out, "review", name + "-lead"), "wb") as f:
-            f.write(b"\n" + raw)
+            f.write(b"\n" + config_tail(raw, n + 1))
         try:
             review = json.loads(raw)
         except (ValueError, RecursionError):  # a deep fixture
@@ -170,14 +179,14 @@ def main():
                 (review.get("request") or {}).get("operation") == "CREATE":
             for i, r in enumerate(update_reviews(review)):
                 with open(os.path.join(out, "review", "%s-update%d" % (name, i)),
-                          "w") as f:
-                    json.dump(r, f)
+                          "wb") as f:
+                    f.write(config_tail(json.dumps(r).encode(), n + i + 2))
             deep = deep_managed_fields(review) \
                 if isinstance(review["request"].get("object"), dict) else None
             if deep:
                 with open(os.path.join(out, "review", "%s-deep" % name),
-                          "w") as f:
-                    f.write(deep)
+                          "wb") as f:
+                    f.write(config_tail(deep.encode(), n + 3))
         pod = (review.get("request") or {}).get("object")
         if not isinstance(pod, dict):
             continue

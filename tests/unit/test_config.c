@@ -511,6 +511,68 @@ static void test_config__profiles(void **state)
 	config_release(&cfg);
 }
 
+/*
+ * A podLabels profile applies over the namespace's profile (behaviour
+ * §2.2): the keys it may give are its own, the rest (guards, policies)
+ * the namespace's, whatever the order of the list; its configs over a
+ * namespace profile are checked at load and a conflict names both.
+ */
+static void test_config__profiles_over_namespace(void **state)
+{
+	static const char text[] =
+		"{\"privilegedPolicy\": \"warn\","
+		" \"guards\": {\"env\": {\"policy\": \"warn\"}}, \"profiles\": ["
+		"{\"name\": \"whole\", \"podLabels\": {\"size\": \"whole\"},"
+		" \"schedulerPolicy\": {\"gpu\": \"spread\"},"
+		" \"devices\": [{\"name\": \"nvidia\", \"defaultMemory\": 0}]},"
+		"{\"name\": \"prod\", \"namespaces\": [\"prod-*\"],"
+		" \"privilegedPolicy\": \"deny\","
+		" \"guards\": {\"env\": {\"policy\": \"deny\"}},"
+		" \"devices\": [{\"name\": \"nvidia\", \"defaultCores\": 30}]},"
+		"{\"name\": \"dev\", \"namespaces\": [\"dev\"]}]}";
+	static const char conflict[] =
+		"{\"profiles\": [{\"name\": \"whole\", \"podLabels\":"
+		" {\"size\": \"whole\"}, \"schedulerPolicy\": {\"node\":"
+		" \"binpack\"}}, {\"name\": \"prod\", \"namespaces\": [\"prod\"],"
+		" \"guards\": {\"schedulerAnnotations\": {\"keys\":"
+		" [\"hami.io/*\"]}}}]}";
+	const struct config *sel;
+	struct config cfg;
+	json_t *labels = json_pack("{ss}", "size", "whole");
+	char err[512];
+
+	(void)state;
+	assert_int_equal(load(&cfg, text, err, sizeof(err)), 0);
+	sel = config_select(&cfg, "prod-a", 6, labels);
+	assert_string_equal(sel->profile, "prod/whole");
+	assert_int_equal(sel->privileged_policy, CONFIG_POLICY_DENY);
+	assert_int_equal(sel->guards.env_policy, GUARD_POLICY_DENY);
+	assert_string_equal(sel->gpu_scheduler_policy, "spread");
+	assert_int_equal(sel->devices[0].family.default_memory, 0);
+	assert_int_equal(sel->devices[0].family.default_cores, 30);
+	assert_ptr_equal(sel, &cfg.profiles[0].layered[0]);
+	sel = config_select(&cfg, "dev", 3, labels);
+	assert_string_equal(sel->profile, "dev/whole");
+	assert_int_equal(sel->privileged_policy, CONFIG_POLICY_WARN);
+	/* no namespace profile: over the top level */
+	sel = config_select(&cfg, "test", 4, labels);
+	assert_string_equal(sel->profile, "whole");
+	assert_int_equal(sel->privileged_policy, CONFIG_POLICY_WARN);
+	assert_int_equal(sel->guards.env_policy, GUARD_POLICY_WARN);
+	/* without the label, the namespace's profile alone */
+	sel = config_select(&cfg, "prod-a", 6, NULL);
+	assert_string_equal(sel->profile, "prod");
+	assert_int_equal(sel->devices[0].family.default_memory, 5000);
+	config_release(&cfg);
+	json_decref(labels);
+
+	assert_int_equal(load(&cfg, conflict, err, sizeof(err)), -1);
+	if (!strstr(err, "profiles[0] (\"whole\") over profiles[1] (\"prod\"): ") ||
+	    !strstr(err, "hami.io/node-scheduler-policy"))
+		fail_msg("message: %s", err);
+	config_release(&cfg);
+}
+
 static void test_config__profile_refusals(void **state)
 {
 	static const struct {
@@ -1051,6 +1113,7 @@ int main(void)
 		cmocka_unit_test(test_config__unreadable_file),
 		cmocka_unit_test(test_config__flags),
 		cmocka_unit_test(test_config__profiles),
+		cmocka_unit_test(test_config__profiles_over_namespace),
 		cmocka_unit_test(test_config__profile_refusals),
 		cmocka_unit_test(test_config__every_key_round_trips),
 		cmocka_unit_test(test_config__chart_schema_and_values),

@@ -294,6 +294,55 @@ static void test_guard__ephemeral_strip(void **state)
 	policy_decision_release(&d);
 }
 
+/*
+ * The privileged policy of an ephemeralcontainers UPDATE of a Pod
+ * (behaviour §4.1): the pod is a vGPU pod by oldObject's containers, the
+ * pod as stored; request.object's are the tenant's to write.  A wrong type
+ * in oldObject's containers denies with 400 and names it.
+ */
+static void test_guard__ephemeral_privileged_by_old_object(void **state)
+{
+#define EPH_POD(containers, ephemeral)                                        \
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":{"      \
+	"\"containers\":" containers ",\"ephemeralContainers\":" ephemeral "}}"
+#define CPU_CTRS "[{\"name\":\"c\"}]"
+#define GPU_CTRS "[{\"name\":\"c\",\"resources\":{\"limits\":" \
+	"{\"nvidia.com/gpu\":\"1\"}}}]"
+#define PRIV_DBG "[{\"name\":\"dbg\",\"securityContext\":" \
+	"{\"privileged\":true}}]"
+	static const struct {
+		const char *object, *old;
+		int code;
+	} cases[] = {
+		{ EPH_POD(CPU_CTRS, PRIV_DBG), EPH_POD(GPU_CTRS, "[]"), 403 },
+		{ EPH_POD(GPU_CTRS, PRIV_DBG), EPH_POD(CPU_CTRS, "[]"), 0 },
+		{ EPH_POD(CPU_CTRS, PRIV_DBG), "null", 403 },
+		{ EPH_POD(CPU_CTRS, PRIV_DBG), EPH_POD("\"x\"", "[]"), 400 },
+	};
+	struct policy_decision d;
+	size_t i;
+	int v;
+
+	(void)state;
+	for (i = 0; i < NELEM(cases); i++) {
+		for (v = 0; v < 2; v++) {
+			ephemeral(cases[i].object, cases[i].old, false, v, &d);
+			assert_int_equal(d.code, cases[i].code);
+			if (d.code == 403)
+				assert_string_equal(d.message,
+					"container \"dbg\": privileged containers can see every GPU of the node (privilegedPolicy: deny)");
+			if (d.code == 400)
+				assert_string_equal(d.message,
+					"oldObject.spec.containers: expected an array, got a string");
+			policy_decision_release(&d);
+		}
+	}
+#undef EPH_POD
+#undef CPU_CTRS
+#undef GPU_CTRS
+#undef PRIV_DBG
+}
+
 /* Decides a Binding of the annotations ann (JSON object text). */
 static void bind(const char *ann, const char *user, const char *groups,
 		 struct policy_decision *d)
@@ -481,6 +530,7 @@ int main(void)
 		TEST_WITH_CONFIG(test_guard__mounts),
 		TEST_WITH_CONFIG(test_guard__binding),
 		TEST_WITH_CONFIG(test_guard__ephemeral_strip),
+		TEST_WITH_CONFIG(test_guard__ephemeral_privileged_by_old_object),
 		TEST_WITH_CONFIG(test_guard__hits_listed),
 		TEST_WITH_CONFIG(test_guard__username_with_nul),
 	};

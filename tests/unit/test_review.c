@@ -12,6 +12,8 @@
 #include "review.h"
 #include "review_pod.h"
 
+#include <unistd.h>
+
 /* ------------------------------------------------------------------------
  * A failing allocator: after fail_after successful allocations, every
  * allocation fails.  -1 never fails.
@@ -463,16 +465,28 @@ static void test_review__deep_built_value_denied(void **state)
 	static const struct {
 		const char *fmt;
 		const char *path;
+		const char *kind, *subresource, *user, *dry_run;
 	} cases[] = {
 		{ POD_CREATE("admission.k8s.io/v1beta1", "a\\nb",
 			     "{\"metadata\":{\"name\":\"p\",\"annotations\":{"
 			     "\"x\":%s}},\"spec\":{}}"),
-		  "request.object.metadata.annotations.x[0][0][0]" },
+		  "request.object.metadata.annotations.x[0][0][0]", "Pod", "",
+		  "system:serviceaccount:kube-system:replicaset-controller",
+		  "false" },
 		{ "{\"apiVersion\":\"admission.k8s.io/v1beta1\",\"request\":{"
 		  "\"uid\":\"a\\nb\",\"userInfo\":{\"extra\":%s},"
 		  "\"operation\":\"UPDATE\",\"object\":{\"metadata\":"
 		  "{\"generateName\":\"p\"}}},\"kind\":\"AdmissionReview\"}",
-		  "request.userInfo" },
+		  "request.userInfo", "", "", "", "" },
+		{ "{\"apiVersion\":\"admission.k8s.io/v1beta1\",\"request\":{"
+		  "\"uid\":\"a\\nb\",\"kind\":{\"group\":\"\",\"kind\":"
+		  "\"EphemeralContainers\"},\"subResource\":"
+		  "\"ephemeralcontainers\",\"dryRun\":true,\"userInfo\":"
+		  "{\"username\":\"alice\",\"extra\":%s},"
+		  "\"operation\":\"UPDATE\",\"object\":{\"metadata\":"
+		  "{\"generateName\":\"p\"}}},\"kind\":\"AdmissionReview\"}",
+		  "request.userInfo", "EphemeralContainers",
+		  "ephemeralcontainers", "alice", "true" },
 	};
 	size_t i;
 
@@ -507,6 +521,15 @@ static void test_review__deep_built_value_denied(void **state)
 		assert_int_equal(ans.outcome, REVIEW_DENIED);
 		assert_string_equal(ans.uid, "ab");
 		assert_string_equal(ans.name, "p");
+		/* the audit fields of a denial (behaviour §6, logs) */
+		assert_true(ans.audit);
+		assert_int_equal(ans.code, 400);
+		assert_non_null(ans.message);
+		assert_string_equal(ans.message, msg);
+		assert_string_equal(ans.kind, cases[i].kind);
+		assert_string_equal(ans.subresource, cases[i].subresource);
+		assert_string_equal(ans.user, cases[i].user);
+		assert_string_equal(ans.dry_run, cases[i].dry_run);
 		json_decref(out);
 		review_answer_release(&ans);
 		free(body);
@@ -796,9 +819,10 @@ static void test_review__profile(void **state)
 	(void)state;
 	load_config(&pcfg, text);
 	review_answer_init(&ans);
+	/* by-label selects the pod, over by-ns, the namespace's profile */
 	assert_int_equal(review_handlen(&pcfg, create, strlen(create), &ans), 0);
-	assert_string_equal(ans.profile, "by-label");
-	assert_non_null(strstr(ans.body, "profile \\\"by-label\\\""));
+	assert_string_equal(ans.profile, "by-ns/by-label");
+	assert_non_null(strstr(ans.body, "profile \\\"by-ns/by-label\\\""));
 	review_answer_release(&ans);
 	review_answer_init(&ans);
 	assert_int_equal(review_handlen(&pcfg, update, strlen(update), &ans), 0);
@@ -856,7 +880,8 @@ static void test_review__select(void **state)
 
 /*
  * Answers the recorded case name (tests/fixtures/cases) under its own
- * config, from /mutate or from /validate.
+ * config (the built-in one when it has none), from /mutate or from
+ * /validate.
  */
 static void answer_case(const char *name, bool validate,
 			struct review_answer *ans)
@@ -873,7 +898,8 @@ static void answer_case(const char *name, bool validate,
 	assert_int_equal(config_init(&c), 0);
 	snprintf(path, sizeof(path), "tests/fixtures/cases/%s/config.json",
 		 name);
-	if (config_load_file(&c, path, err, sizeof(err)) ||
+	if ((!access(path, F_OK) &&
+	     config_load_file(&c, path, err, sizeof(err))) ||
 	    config_check(&c, err, sizeof(err)))
 		fail_msg("%s", err);
 	review_answer_init(ans);
@@ -920,6 +946,78 @@ static void test_review__validate_cannot_patch(void **state)
 			fail_msg("%s from /validate: %s", allowed[i], ans.body);
 		review_answer_release(&ans);
 	}
+}
+
+/*
+ * An ephemeralcontainers UPDATE of a Pod (behaviour §4.1): oldObject's
+ * containers say whether the pod is a vGPU pod for the privileged policy,
+ * never those of request.object, which the tenant writes; without
+ * oldObject it may be one.  /mutate and /validate agree.
+ */
+static void test_review__ephemeral_old_object_decides(void **state)
+{
+	static const struct {
+		const char *name;
+		bool denied;
+	} cases[] = {
+		{ "164-ephemeral-privileged-vgpu-pod-denied", true },
+		{ "165-ephemeral-privileged-cpu-pod", false },
+		{ "179-ephemeral-privileged-containers-stripped-by-tenant", true },
+		{ "180-ephemeral-privileged-cpu-pod-claims-gpu", false },
+		{ "199-ephemeral-privileged-without-old-object", true },
+	};
+	struct review_answer ans;
+	size_t i;
+	int v;
+
+	(void)state;
+	for (i = 0; i < NELEM(cases); i++) {
+		for (v = 0; v < 2; v++) {
+			answer_case(cases[i].name, v, &ans);
+			if (cases[i].denied ?
+			    ans.outcome != REVIEW_DENIED ||
+			    !strstr(ans.body, "privileged containers can see") :
+			    ans.outcome != REVIEW_ALLOWED)
+				fail_msg("%s from %s: %s", cases[i].name,
+					 v ? "/validate" : "/mutate", ans.body);
+			review_answer_release(&ans);
+		}
+	}
+}
+
+/*
+ * Duplicate env names (behaviour §4.2): the webhook writes only the last
+ * entry of a name, so only that one is exempt, and /mutate and /validate
+ * judge an earlier duplicate alike.  /validate also judges the last one
+ * when it does not already hold the value written.
+ */
+static void test_review__env_duplicates_both_endpoints(void **state)
+{
+#define PRIO_0 "container \"cuda\": env CUDA_TASK_PRIORITY=\"0\" cannot be set"
+	static const struct {
+		const char *name, *mutate, *validate;
+	} cases[] = {
+		{ "200-guard-env-duplicate-earlier-judged",
+		  "container \"side\": env NVIDIA_VISIBLE_DEVICES=\"all\" cannot be set (allowed: \"none\", \"void\")",
+		  "container \"side\": env NVIDIA_VISIBLE_DEVICES=\"all\" cannot be set (allowed: \"none\", \"void\")" },
+		{ "201-guard-env-duplicate-earlier-priority", PRIO_0,
+		  PRIO_0 "; " PRIO_0 },
+	};
+	struct review_answer ans;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < NELEM(cases); i++) {
+		answer_case(cases[i].name, false, &ans);
+		assert_int_equal(ans.outcome, REVIEW_DENIED);
+		assert_string_equal(ans.message, cases[i].mutate);
+		review_answer_release(&ans);
+		answer_case(cases[i].name, true, &ans);
+		assert_int_equal(ans.outcome, REVIEW_DENIED);
+		assert_string_equal(ans.message, cases[i].validate);
+		review_answer_release(&ans);
+	}
+#undef PRIO_0
 }
 
 /* ------------------------------------------------------------------------
@@ -1196,6 +1294,8 @@ int main(void)
 		TEST_WITH_CONFIG(test_review__profile),
 		TEST_WITH_CONFIG(test_review__select),
 		TEST_WITH_CONFIG(test_review__validate_cannot_patch),
+		TEST_WITH_CONFIG(test_review__ephemeral_old_object_decides),
+		TEST_WITH_CONFIG(test_review__env_duplicates_both_endpoints),
 		TEST_WITH_CONFIG(test_review__pod_out_of_memory),
 		TEST_WITH_CONFIG(test_review__prefix_cuts),
 		TEST_WITH_CONFIG(test_review__prefix_table),
