@@ -1508,6 +1508,10 @@ fail:
  * place of the listener under the same descriptor number (dup2): the TCP
  * socket closes (new connections are refused), it leaves every epoll set
  * with it, and libmicrohttpd keeps a valid descriptor to close at the end.
+ * A worker that reaches its connection limit then takes the listener out
+ * of its epoll set and gets ENOENT, which our libmicrohttpd takes as done
+ * (patches/libmicrohttpd/0002-listen-socket-gone-from-epoll.patch; with
+ * MHD=system it aborts).
  */
 void httpd_drain(struct httpd *s)
 {
