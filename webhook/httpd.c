@@ -412,12 +412,16 @@ static enum MHD_Result framing_field(void *cls, enum MHD_ValueKind kind,
 			return MHD_NO;
 		}
 	}
-	value_size = trimmed_len(value, value_size);
+	/* As libmicrohttpd decodes it: one field, exactly "chunked" in any
+	 * case; a trailing space or tab makes another coding to it. */
 	if (name_is(key, key_size, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
 		f->te = f->n_te++ ? NULL : value;
 		if (f->te && !(value_size == 7 && !strncasecmp(value, "chunked", 7)))
 			f->te = NULL;
-	} else if (name_is(key, key_size, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+		return MHD_YES;
+	}
+	value_size = trimmed_len(value, value_size);
+	if (name_is(key, key_size, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
 		if (!f->cl) {
 			f->cl = value;
 			f->cl_len = value_size;

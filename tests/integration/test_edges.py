@@ -107,6 +107,14 @@ FRAMING = [
     ("transfer-encoding gzip", H + b"Transfer-Encoding: gzip\r\n\r\n" + BODY, 501),
     ("transfer-encoding gzip, chunked", H + b"Transfer-Encoding: gzip, chunked\r\n\r\n"
      + chunked_body(), 501),
+    # libmicrohttpd decodes only exactly "chunked": a trailing space or tab
+    # would leave the body's end unknown.
+    ("transfer-encoding chunked and a space", H + b"Transfer-Encoding: chunked \r\n\r\n"
+     + chunked_body(), 501),
+    ("transfer-encoding chunked and a tab", H + b"Transfer-Encoding: chunked\t\r\n\r\n"
+     + chunked_body(), 501),
+    ("transfer-encoding CHUNKED and a space", H + b"Transfer-Encoding: CHUNKED \r\n\r\n"
+     + chunked_body(), 501),
     ("transfer-encoding twice", H + b"Transfer-Encoding: chunked\r\n"
      b"Transfer-Encoding: chunked\r\n\r\n" + chunked_body(), 501),
     ("transfer-encoding and content-length", H + b"Transfer-Encoding: chunked\r\n"
