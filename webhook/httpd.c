@@ -270,19 +270,21 @@ static void remote_of(struct MHD_Connection *mc, char *out, size_t len)
 			  out, (socklen_t)len);
 }
 
-/* Logs a refused request at -v 1; the path is masked and cut. */
+/* Logs a refused request at -v 1; the method and the path (the client's)
+ * are masked and cut. */
 static void log_refusal(struct MHD_Connection *mc, const char *method,
 			const char *url, unsigned status, const char *reason)
 {
-	char path[96], remote[64];
+	char path[96], verb[48], remote[64];
 
 	if (log_verbosity < 1)
 		return;
 	text_mask_cutn(path, sizeof(path), url, strlen(url), 64);
+	text_mask_cutn(verb, sizeof(verb), method, strlen(method), 16);
 	remote_of(mc, remote, sizeof(remote));
 	log_fields(LOG_INFO, "request refused",
 		   (struct log_field[]){ LOG_STR("remote", remote),
-					 LOG_STR("method", method),
+					 LOG_STR("method", verb),
 					 LOG_STR("path", path),
 					 LOG_NUM("status", status),
 					 LOG_STR("reason", reason) },
