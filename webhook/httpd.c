@@ -120,6 +120,9 @@ struct conn {
 struct listener {
 	struct httpd *s;
 	enum httpd_listener which;
+	/* Set before its daemon starts (its threads, and the metrics
+	 * daemon's, read it), never changed after. */
+	bool on;
 	struct conns *conns;
 	unsigned long long logged[CONNS_NREASONS];
 };
@@ -1447,6 +1450,7 @@ enum httpd_status httpd_start(const struct httpd_config *cfg,
 	}
 
 	certs_serve(cfg->certs);
+	s->lis[0].on = true;
 	s->tls = MHD_start_daemon(
 		flags | MHD_USE_TLS, 0, on_accept, &s->lis[0], tls_handler, s,
 		MHD_OPTION_EXTERNAL_LOGGER, logger, s,
@@ -1474,6 +1478,7 @@ enum httpd_status httpd_start(const struct httpd_config *cfg,
 	s->tls_fd = tls_fd;
 	tls_fd = -1;
 	if (plain_fd >= 0) {
+		s->lis[1].on = true;
 		s->plain = MHD_start_daemon(
 			flags, 0, on_accept, &s->lis[1], plain_handler, s,
 			MHD_OPTION_EXTERNAL_LOGGER, logger, s,
@@ -1554,8 +1559,10 @@ void httpd_conn_stats(struct httpd *s, enum httpd_listener listener,
 {
 	struct listener *l = &s->lis[listener == HTTPD_LISTENER_TLS ? 0 : 1];
 
+	/* Not s->tls or s->plain: the metrics daemon may answer before
+	 * httpd_start() has stored it. */
 	memset(out, 0, sizeof(*out));
-	if ((listener == HTTPD_LISTENER_TLS ? s->tls : s->plain) && l->conns)
+	if (l->on && l->conns)
 		conns_stats(l->conns, out);
 }
 
