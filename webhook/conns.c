@@ -339,6 +339,15 @@ refuse:
 	return -1;
 }
 
+void conns_refuse(struct conns *c, int fd, enum conns_reason reason)
+{
+	pthread_mutex_lock(&c->lock);
+	shutdown(fd, SHUT_RDWR);
+	if ((unsigned)reason < CONNS_NREASONS)
+		c->closed[reason]++;
+	pthread_mutex_unlock(&c->lock);
+}
+
 /*
  * Progress of connection id (open): the tail of the progress list, in
  * phase, and a new start for its deadlines when restart.

@@ -59,7 +59,8 @@ enum conns_reason {
 	CONNS_REQUEST, /* not answered within request_ns of its start */
 	CONNS_EVICTED, /* closed to make room for a new connection */
 	CONNS_ADDRESS, /* a new connection refused: its address is at the cap */
-	CONNS_MEMORY,  /* closed to free the memory it held (conns_take()) */
+	CONNS_MEMORY,  /* closed to free the memory it held (conns_take()),
+			* or refused for want of memory (conns_refuse()) */
 	CONNS_NREASONS,
 };
 
@@ -114,6 +115,12 @@ bool conns_admit(struct conns *c, const struct sockaddr *sa, socklen_t len);
  */
 int conns_open(struct conns *c, int fd, const struct sockaddr *sa,
 	       socklen_t len);
+
+/*
+ * Refuses the connection on socket fd, which is not registered: shuts it
+ * down (it closes at once) and counts it closed for reason.
+ */
+void conns_refuse(struct conns *c, int fd, enum conns_reason reason);
 
 /* The headers of a request of connection id are in (request phase). */
 void conns_begin(struct conns *c, int id);

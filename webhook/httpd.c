@@ -940,8 +940,10 @@ static int conn_register(struct listener *l, struct MHD_Connection *mc)
  * A connection of the HTTPS daemon opened: its struct conn, its entry in
  * the registry, and a hold on the current certificate pair (kept even when
  * the struct cannot be allocated, so that its handshake never uses a freed
- * pair).  A connection closed: all three go, the entry first of all (the
- * socket is closed after this returns).
+ * pair; such a connection is refused, counted as closed for memory, and
+ * its socket shut down so that it closes at once).  A connection closed:
+ * all three go, the entry first of all (the socket is closed after this
+ * returns).
  */
 static void on_connection(void *cls, struct MHD_Connection *mc,
 			  void **socket_context,
@@ -956,7 +958,14 @@ static void on_connection(void *cls, struct MHD_Connection *mc,
 
 		c = calloc(1, sizeof(*c));
 		if (!c) {
+			const union MHD_ConnectionInfo *fd =
+				MHD_get_connection_info(
+					mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+
 			*socket_context = (void *)((uintptr_t)hold | HOLD_TAG);
+			if (fd)
+				conns_refuse(l->conns, fd->connect_fd,
+					     CONNS_MEMORY);
 			return;
 		}
 		c->hold = hold;

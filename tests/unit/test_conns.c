@@ -514,6 +514,26 @@ static void test_conns__memory_eviction(void **state)
 	conns_destroy(c);
 }
 
+/* A connection refused outside the registry: shut down and counted. */
+static void test_conns__refuse(void **state)
+{
+	struct conns *c = registry(4, 4, 0);
+	struct pair p = { -1, -1, -1 };
+	int sv[2];
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	p.mine = sv[0];
+	p.peer = sv[1];
+	assert_false(is_shut(&p));
+	conns_refuse(c, p.mine, CONNS_MEMORY);
+	assert_true(is_shut(&p));
+	assert_int_equal(closed(c, CONNS_MEMORY), 1);
+	assert_int_equal(open_now(c), 0);
+	drop(c, &p);
+	conns_destroy(c);
+}
+
 /*
  * Body bytes are progress: a connection whose body is arriving is not the
  * one closed to make room, whatever its age, but its deadline stays.
@@ -557,6 +577,7 @@ int main(void)
 		cmocka_unit_test(test_conns__memory_ledger),
 		cmocka_unit_test(test_conns__memory_eviction),
 		cmocka_unit_test(test_conns__touch_is_progress),
+		cmocka_unit_test(test_conns__refuse),
 	};
 
 	return cmocka_run_group_tests_name("conns", tests, NULL, NULL);
