@@ -31,7 +31,7 @@ struct entry {
 	uint32_t prev;      /* the progress list (open entries), or the */
 	uint32_t next;      /* free list (next only) */
 	uint64_t start;     /* the start of the request: deadlines */
-	uint64_t last;      /* its last byte of body (conns_touch()) */
+	uint64_t last;      /* its last progress: accept, headers, body byte */
 	size_t held;        /* of the memory ledger */
 	unsigned char key[16]; /* the address, IPv4 mapped into IPv6 */
 };
@@ -51,6 +51,8 @@ struct conns {
 	uint32_t head, tail; /* the progress list */
 	uint32_t free;       /* the free list */
 	unsigned open;
+	bool draining;       /* conns_drain() */
+	uint64_t stall_ns;   /* while draining */
 	size_t held;         /* memory of every connection */
 	unsigned long long closed[CONNS_NREASONS];
 };
@@ -358,10 +360,13 @@ static void progress(struct conns *c, int id, enum phase phase, bool restart)
 
 	pthread_mutex_lock(&c->lock);
 	x = open_entry(c, id);
-	if (x) {
+	if (x && c->draining && phase == PHASE_IDLE) {
+		shut(c, (uint32_t)id, CONNS_IDLE);
+	} else if (x) {
 		x->phase = phase;
+		x->last = c->lim.clock();
 		if (restart)
-			x->start = c->lim.clock();
+			x->start = x->last;
 		unlink_entry(c, (uint32_t)id);
 		append_entry(c, (uint32_t)id);
 	}
@@ -481,6 +486,25 @@ void conns_close(struct conns *c, int id)
 	pthread_mutex_unlock(&c->lock);
 }
 
+unsigned conns_drain(struct conns *c, uint64_t stall_ns)
+{
+	uint32_t id, next;
+	unsigned n = 0;
+
+	pthread_mutex_lock(&c->lock);
+	c->draining = true;
+	c->stall_ns = stall_ns;
+	for (id = c->head; id != NONE; id = next) {
+		next = c->e[id].next;
+		if (c->e[id].phase == PHASE_IDLE) {
+			shut(c, id, CONNS_IDLE);
+			n++;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
 unsigned conns_reap(struct conns *c)
 {
 	static const enum conns_reason reasons[] = {
@@ -501,7 +525,9 @@ unsigned conns_reap(struct conns *c)
 				 c->lim.request_ns;
 
 		next = x->next;
-		if (now - x->start >= limit) {
+		if (now - x->start >= limit ||
+		    (c->draining && x->phase == PHASE_REQUEST &&
+		     now - x->last >= c->stall_ns)) {
 			shut(c, id, reasons[x->phase]);
 			n++;
 		}

@@ -156,6 +156,15 @@ int conns_take(struct conns *c, int id, size_t n) COMPILER_WUR;
  */
 void conns_give(struct conns *c, int id, size_t n);
 
+/*
+ * The server drains: every idle connection is closed now, and from now on
+ * each as soon as it is idle (reason idle), and a request without progress
+ * (its headers, a byte of its body) for stall_ns is closed (reason
+ * request) by conns_reap() before its deadline.  Returns how many were
+ * closed now.
+ */
+unsigned conns_drain(struct conns *c, uint64_t stall_ns);
+
 /* Closes every open connection past its deadline; returns how many. */
 unsigned conns_reap(struct conns *c);
 

@@ -63,6 +63,8 @@
  * only backs the deadlines up. */
 #define BACKSTOP_TIMEOUT 60u
 #define REAP_NS (SECOND_NS / 10)    /* the reaper's period */
+/* While draining, a request without a byte for this long is closed. */
+#define DRAIN_STALL_NS (5 * SECOND_NS)
 #define LOG_EVERY_NS (10 * SECOND_NS) /* at most one closed-line per 10 s */
 #define CONN_LIMIT 2048u    /* HTTPS slots, when file limits allow */
 /* libmicrohttpd's memory per connection (headers, read buffer, answer
@@ -1540,6 +1542,7 @@ void httpd_drain(struct httpd *s)
 
 	if (atomic_exchange(&s->draining, true))
 		return;
+	conns_drain(s->lis[0].conns, DRAIN_STALL_NS);
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	dummy = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);

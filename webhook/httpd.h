@@ -159,8 +159,9 @@ enum httpd_status httpd_start(const struct httpd_config *cfg,
 
 /*
  * Starts draining: /readyz answers 503, the HTTPS listener stops
- * accepting (its socket is closed), answers carry "Connection: close".
- * Requests in progress go on.
+ * accepting (its socket is closed), answers carry "Connection: close",
+ * idle HTTPS connections are closed (now, and each as it becomes idle).
+ * Requests in progress go on, but one without a byte for 5 s is closed.
  */
 void httpd_drain(struct httpd *s);
 

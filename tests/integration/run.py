@@ -1235,6 +1235,37 @@ def test_sigterm_drains(env):
         srv.stop()
 
 
+def test_drain_closes_idle_and_stalled(env):
+    """At SIGTERM an idle keep-alive connection is closed at once, and a
+    request whose body stopped coming is closed 5 s after its last byte,
+    not at its 30 s deadline: the process then exits 0."""
+    srv = Server(env.certs)
+    try:
+        idle = srv.conn()
+        review = good_review()
+        check_good_answer(*srv.post(review, conn=idle), review)
+        data = json.dumps(good_review()).encode()
+        stalled = srv.raw_tls(timeout=20)
+        stalled.sendall(request_head(len(data)) + data[:100])
+        deadline = time.monotonic() + 10
+        while srv.metrics()["vgpu_webhook_requests_in_flight"] < 1:
+            assert time.monotonic() < deadline, "request not in flight"
+            time.sleep(0.02)
+        t0 = time.monotonic()
+        srv.proc.send_signal(signal.SIGTERM)
+        assert closed_by_peer(idle.sock, 1.0), "idle connection kept"
+        assert time.monotonic() - t0 < 1.5
+        idle.close()
+        assert closed_by_peer(stalled, 10.0), "stalled request kept"
+        took = time.monotonic() - t0
+        assert 4 <= took < 7, took
+        stalled.close()
+        assert srv.proc.wait(10) == 0
+        assert srv.wait_log(r"stopped", 2)
+    finally:
+        srv.stop()
+
+
 def test_shutdown_delay(env):
     """--shutdown-delay 2: after SIGTERM /readyz answers 503 at once while
     new connections are still accepted and answered, for 2 s; then the

@@ -514,6 +514,48 @@ static void test_conns__memory_eviction(void **state)
 	conns_destroy(c);
 }
 
+/*
+ * Draining: idle connections are closed at once, and each as it becomes
+ * idle; a request without progress for stall_ns is closed by the reaper
+ * long before its deadline, one with progress is not; a connection still
+ * opening keeps its deadline.
+ */
+static void test_conns__drain(void **state)
+{
+	struct conns *c = registry(8, 8, 0);
+	struct pair idle = open_from(c, NULL), stalled = open_from(c, NULL);
+	struct pair busy = open_from(c, NULL), opening = open_from(c, NULL);
+
+	(void)state;
+	conns_begin(c, idle.id);
+	conns_end(c, idle.id);
+	conns_begin(c, stalled.id);
+	conns_begin(c, busy.id);
+	assert_int_equal(conns_drain(c, 5 * S), 1);
+	assert_true(is_shut(&idle));
+	assert_false(is_shut(&stalled) || is_shut(&busy) || is_shut(&opening));
+	now_ns += 3 * S;
+	conns_touch(c, busy.id);
+	assert_int_equal(conns_reap(c), 0);
+	now_ns += 2 * S;
+	assert_int_equal(conns_reap(c), 1);
+	assert_true(is_shut(&stalled));
+	assert_false(is_shut(&busy) || is_shut(&opening));
+	conns_end(c, busy.id);
+	assert_true(is_shut(&busy));
+	assert_false(is_shut(&opening));
+	assert_int_equal(closed(c, CONNS_IDLE), 2);
+	assert_int_equal(closed(c, CONNS_REQUEST), 1);
+	now_ns += 5 * S;
+	assert_int_equal(conns_reap(c), 1);
+	assert_true(is_shut(&opening));
+	drop(c, &idle);
+	drop(c, &stalled);
+	drop(c, &busy);
+	drop(c, &opening);
+	conns_destroy(c);
+}
+
 /* A connection refused outside the registry: shut down and counted. */
 static void test_conns__refuse(void **state)
 {
@@ -578,6 +620,7 @@ int main(void)
 		cmocka_unit_test(test_conns__memory_eviction),
 		cmocka_unit_test(test_conns__touch_is_progress),
 		cmocka_unit_test(test_conns__refuse),
+		cmocka_unit_test(test_conns__drain),
 	};
 
 	return cmocka_run_group_tests_name("conns", tests, NULL, NULL);
