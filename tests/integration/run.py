@@ -1267,21 +1267,37 @@ def test_drain_closes_idle_and_stalled(env):
 
 
 def test_shutdown_delay(env):
-    """--shutdown-delay 2: after SIGTERM /readyz answers 503 at once while
-    new connections are still accepted and answered, for 2 s; then the
+    """--shutdown-delay 2: after SIGTERM /readyz (HTTPS, on a kept-alive
+    connection) answers 503 at once while that connection goes on without
+    "Connection: close" and new connections are still accepted and
+    answered, for 2 s; then the
     server drains as without it and exits 0.  A second signal ends the
     delay early."""
     srv = Server(env.certs, args=["--shutdown-delay", "2"])
     try:
         review = good_review()
-        check_good_answer(*srv.post(review), review)
+        kept = srv.conn()  # keep-alive, as the API server's client
+        check_good_answer(*srv.post(review, conn=kept), review)
         t0 = time.monotonic()
         srv.proc.send_signal(signal.SIGTERM)
         deadline = t0 + 1
-        while srv.plain_get("/readyz")[0] != 503:
+        while True:
+            # /readyz on the HTTPS port, on the kept-alive connection.
+            kept.request("GET", "/readyz")
+            r = kept.getresponse()
+            r.read()
+            assert r.getheader("connection") != "close", r.getheaders()
+            if r.status == 503:
+                break
+            assert r.status == 200, r.status
             assert time.monotonic() < deadline, "/readyz did not turn 503"
             time.sleep(0.02)
         assert srv.wait_log(r"shutting down in 2 s", 2)
+        # The kept connection goes on, its answers without "close".
+        status, headers, body = srv.post(review, conn=kept)
+        check_good_answer(status, headers, body, review)
+        assert headers.get("connection") != "close", headers
+        kept.close()
         # A new connection, as a client whose endpoints are not updated yet.
         check_good_answer(*srv.post(review), review)
         assert srv.proc.poll() is None, "exited before its delay"
