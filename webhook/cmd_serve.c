@@ -197,8 +197,8 @@ static int on_metrics(void *arg, struct httpd *s, struct buf *out)
 {
 	struct serve_state *st = arg;
 	struct metrics_listener conns[2] = {
-		{ httpd_listener_name(HTTPD_LISTENER_TLS), { { 0 }, 0 } },
-		{ httpd_listener_name(HTTPD_LISTENER_METRICS), { { 0 }, 0 } },
+		{ httpd_listener_name(HTTPD_LISTENER_TLS), { { 0 }, 0, 0 } },
+		{ httpd_listener_name(HTTPD_LISTENER_METRICS), { { 0 }, 0, 0 } },
 	};
 
 	httpd_conn_stats(s, HTTPD_LISTENER_TLS, &conns[0].stats);

@@ -6,7 +6,9 @@
  * for a new one is the head; progress only ever moves an entry to the
  * tail.  The open connections of each client address are counted in a
  * hash table with linear probing (an address leaves it when its count
- * falls to 0), sized so that it is never more than half full.
+ * falls to 0), sized so that it is never more than half full; it also
+ * keeps the memory the connections of each address hold.  An entry that
+ * is shut down gives back the memory it held at once.
  */
 #include <netinet/in.h>
 #include <pthread.h>
@@ -29,12 +31,15 @@ struct entry {
 	uint32_t prev;      /* the progress list (open entries), or the */
 	uint32_t next;      /* free list (next only) */
 	uint64_t start;     /* the start of the request: deadlines */
+	uint64_t last;      /* its last progress: accept, headers, body byte */
+	size_t held;        /* of the memory ledger */
 	unsigned char key[16]; /* the address, IPv4 mapped into IPv6 */
 };
 
 struct addr {
 	unsigned char key[16];
 	unsigned count; /* 0: the slot is empty */
+	size_t held;    /* memory of its connections */
 };
 
 struct conns {
@@ -46,13 +51,16 @@ struct conns {
 	uint32_t head, tail; /* the progress list */
 	uint32_t free;       /* the free list */
 	unsigned open;
+	bool draining;       /* conns_drain() */
+	uint64_t stall_ns;   /* while draining */
+	size_t held;         /* memory of every connection */
 	unsigned long long closed[CONNS_NREASONS];
 };
 
 const char *conns_reason_name(enum conns_reason reason)
 {
 	static const char *const names[CONNS_NREASONS] = {
-		"opening", "idle", "request", "evicted", "address",
+		"opening", "idle", "request", "evicted", "address", "memory",
 	};
 
 	return (unsigned)reason < CONNS_NREASONS ? names[reason] : "unknown";
@@ -164,8 +172,10 @@ static void addr_add(struct conns *c, const unsigned char key[16])
 {
 	struct addr *a = &c->addrs[addr_slot(c, key)];
 
-	if (!a->count)
+	if (!a->count) {
 		memcpy(a->key, key, 16);
+		a->held = 0;
+	}
 	a->count++;
 }
 
@@ -221,6 +231,32 @@ static void append_entry(struct conns *c, uint32_t id)
 	c->tail = id;
 }
 
+/* Gives back n bytes of what open entry x holds (at most all of it). */
+static void release(struct conns *c, struct entry *x, size_t n)
+{
+	if (n > x->held)
+		n = x->held;
+	if (!n)
+		return;
+	x->held -= n;
+	c->held -= n;
+	if (x->keyed)
+		c->addrs[addr_slot(c, x->key)].held -= n;
+}
+
+/* Takes open entry id out of the open ones: its memory, its address and
+ * its place in the progress list go. */
+static void leave(struct conns *c, uint32_t id)
+{
+	struct entry *x = &c->e[id];
+
+	release(c, x, x->held);
+	unlink_entry(c, id);
+	if (x->keyed)
+		addr_remove(c, x->key);
+	c->open--;
+}
+
 /* Shuts open entry id down for reason: it is closing from now on. */
 static void shut(struct conns *c, uint32_t id, enum conns_reason reason)
 {
@@ -228,10 +264,7 @@ static void shut(struct conns *c, uint32_t id, enum conns_reason reason)
 
 	shutdown(x->fd, SHUT_RDWR);
 	x->closing = true;
-	unlink_entry(c, id);
-	if (x->keyed)
-		addr_remove(c, x->key);
-	c->open--;
+	leave(c, id);
 	c->closed[reason]++;
 }
 
@@ -289,11 +322,12 @@ int conns_open(struct conns *c, int fd, const struct sockaddr *sa,
 	x->phase = PHASE_OPENING;
 	x->closing = false;
 	x->keyed = keyed;
+	x->held = 0;
 	if (keyed) {
 		memcpy(x->key, key, 16);
 		addr_add(c, key);
 	}
-	x->start = c->lim.clock();
+	x->start = x->last = c->lim.clock();
 	append_entry(c, id);
 	c->open++;
 	/* The head is never id here: id is the tail, and there are two. */
@@ -307,6 +341,15 @@ refuse:
 	return -1;
 }
 
+void conns_refuse(struct conns *c, int fd, enum conns_reason reason)
+{
+	pthread_mutex_lock(&c->lock);
+	shutdown(fd, SHUT_RDWR);
+	if ((unsigned)reason < CONNS_NREASONS)
+		c->closed[reason]++;
+	pthread_mutex_unlock(&c->lock);
+}
+
 /*
  * Progress of connection id (open): the tail of the progress list, in
  * phase, and a new start for its deadlines when restart.
@@ -317,10 +360,13 @@ static void progress(struct conns *c, int id, enum phase phase, bool restart)
 
 	pthread_mutex_lock(&c->lock);
 	x = open_entry(c, id);
-	if (x) {
+	if (x && c->draining && phase == PHASE_IDLE) {
+		shut(c, (uint32_t)id, CONNS_IDLE);
+	} else if (x) {
 		x->phase = phase;
+		x->last = c->lim.clock();
 		if (restart)
-			x->start = c->lim.clock();
+			x->start = x->last;
 		unlink_entry(c, (uint32_t)id);
 		append_entry(c, (uint32_t)id);
 	}
@@ -337,6 +383,90 @@ void conns_end(struct conns *c, int id)
 	progress(c, id, PHASE_IDLE, true);
 }
 
+void conns_touch(struct conns *c, int id)
+{
+	struct entry *x;
+
+	pthread_mutex_lock(&c->lock);
+	x = open_entry(c, id);
+	if (x) {
+		x->last = c->lim.clock();
+		unlink_entry(c, (uint32_t)id);
+		append_entry(c, (uint32_t)id);
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+/*
+ * The open entry other than self holding memory whose last byte is the
+ * oldest, at least stale_ns before now, and of key when key is not NULL;
+ * NONE when there is none.  Looks at every entry: called only when memory
+ * is short.
+ */
+static uint32_t stalest(const struct conns *c, uint32_t self,
+			const unsigned char *key, uint64_t now)
+{
+	uint32_t id, best = NONE;
+
+	for (id = 0; id < c->lim.capacity; id++) {
+		const struct entry *x = &c->e[id];
+
+		if (id == self || x->fd < 0 || x->closing || !x->held ||
+		    now - x->last < c->lim.stale_ns ||
+		    (key && (!x->keyed || memcmp(x->key, key, 16))))
+			continue;
+		if (best == NONE || x->last < c->e[best].last)
+			best = id;
+	}
+	return best;
+}
+
+int conns_take(struct conns *c, int id, size_t n)
+{
+	struct entry *x;
+	struct addr *a;
+	uint32_t victim;
+	size_t share = c->lim.memory_per_address;
+	int rc = -1;
+
+	pthread_mutex_lock(&c->lock);
+	x = open_entry(c, id);
+	if (!x || n > c->lim.memory || (share && x->keyed && n > share))
+		goto out;
+	for (;;) {
+		bool addr_short;
+
+		a = x->keyed ? &c->addrs[addr_slot(c, x->key)] : NULL;
+		addr_short = a && share && n > share - a->held;
+		if (!addr_short && n <= c->lim.memory - c->held)
+			break;
+		victim = stalest(c, (uint32_t)id, addr_short ? x->key : NULL,
+				 c->lim.clock());
+		if (victim == NONE)
+			goto out;
+		shut(c, victim, CONNS_MEMORY);
+	}
+	x->held += n;
+	c->held += n;
+	if (a)
+		a->held += n;
+	rc = 0;
+out:
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+void conns_give(struct conns *c, int id, size_t n)
+{
+	struct entry *x;
+
+	pthread_mutex_lock(&c->lock);
+	x = open_entry(c, id);
+	if (x)
+		release(c, x, n);
+	pthread_mutex_unlock(&c->lock);
+}
+
 void conns_close(struct conns *c, int id)
 {
 	struct entry *x;
@@ -346,18 +476,33 @@ void conns_close(struct conns *c, int id)
 	pthread_mutex_lock(&c->lock);
 	x = &c->e[id];
 	if (x->fd >= 0) {
-		if (!x->closing) {
-			unlink_entry(c, (uint32_t)id);
-			if (x->keyed)
-				addr_remove(c, x->key);
-			c->open--;
-		}
+		if (!x->closing)
+			leave(c, (uint32_t)id);
 		x->fd = -1;
 		x->closing = false;
 		x->next = c->free;
 		c->free = (uint32_t)id;
 	}
 	pthread_mutex_unlock(&c->lock);
+}
+
+unsigned conns_drain(struct conns *c, uint64_t stall_ns)
+{
+	uint32_t id, next;
+	unsigned n = 0;
+
+	pthread_mutex_lock(&c->lock);
+	c->draining = true;
+	c->stall_ns = stall_ns;
+	for (id = c->head; id != NONE; id = next) {
+		next = c->e[id].next;
+		if (c->e[id].phase == PHASE_IDLE) {
+			shut(c, id, CONNS_IDLE);
+			n++;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	return n;
 }
 
 unsigned conns_reap(struct conns *c)
@@ -380,7 +525,9 @@ unsigned conns_reap(struct conns *c)
 				 c->lim.request_ns;
 
 		next = x->next;
-		if (now - x->start >= limit) {
+		if (now - x->start >= limit ||
+		    (c->draining && x->phase == PHASE_REQUEST &&
+		     now - x->last >= c->stall_ns)) {
 			shut(c, id, reasons[x->phase]);
 			n++;
 		}
@@ -394,5 +541,6 @@ void conns_stats(struct conns *c, struct conns_stats *out)
 	pthread_mutex_lock(&c->lock);
 	memcpy(out->closed, c->closed, sizeof(out->closed));
 	out->open = c->open;
+	out->held = c->held;
 	pthread_mutex_unlock(&c->lock);
 }

@@ -18,8 +18,17 @@
  * No byte moves a deadline.  conns_reap() closes the connections past
  * theirs.
  *
+ * Memory: the registry also keeps the ledger of the memory that
+ * connections hold for request bodies (conns_take()): at most `memory` in
+ * all, and at most `memory_per_address` for the connections of one
+ * address.  When a connection needs more than is left, the other
+ * connection holding memory whose last byte (conns_touch()) is the oldest,
+ * more than stale_ns ago, is closed for it, and what it held is free at
+ * once (its buffer is freed by its own thread as the connection closes).
+ *
  * Room: when more than `slots` connections are open, the one that has gone
- * longest without progress (accepted, headers in, answer sent), which is
+ * longest without progress (accepted, headers in, bytes of a body in,
+ * answer sent), which is
  * the slowest or the longest idle, is closed for the new one; the new one
  * is never that one while another is open.  A new connection from an
  * address that already has per_address open ones is refused.
@@ -50,10 +59,12 @@ enum conns_reason {
 	CONNS_REQUEST, /* not answered within request_ns of its start */
 	CONNS_EVICTED, /* closed to make room for a new connection */
 	CONNS_ADDRESS, /* a new connection refused: its address is at the cap */
+	CONNS_MEMORY,  /* closed to free the memory it held (conns_take()),
+			* or refused for want of memory (conns_refuse()) */
 	CONNS_NREASONS,
 };
 
-/* "opening", "idle", "request", "evicted" or "address". */
+/* "opening", "idle", "request", "evicted", "address" or "memory". */
 const char *conns_reason_name(enum conns_reason reason);
 
 struct conns_limits {
@@ -65,6 +76,10 @@ struct conns_limits {
 	uint64_t open_ns;
 	uint64_t idle_ns;
 	uint64_t request_ns;
+	size_t memory;             /* the ledger's total; 0: none */
+	size_t memory_per_address; /* of one address; 0: no share */
+	/* A connection whose last byte is older may be closed for memory. */
+	uint64_t stale_ns;
 	/* Nanoseconds, never decreasing; NULL: CLOCK_MONOTONIC.  Read under
 	 * the lock. */
 	uint64_t (*clock)(void);
@@ -73,6 +88,7 @@ struct conns_limits {
 struct conns_stats {
 	unsigned long long closed[CONNS_NREASONS]; /* since conns_create() */
 	unsigned open;                             /* open now */
+	size_t held;                               /* of the ledger, now */
 };
 
 struct conns;
@@ -100,6 +116,12 @@ bool conns_admit(struct conns *c, const struct sockaddr *sa, socklen_t len);
 int conns_open(struct conns *c, int fd, const struct sockaddr *sa,
 	       socklen_t len);
 
+/*
+ * Refuses the connection on socket fd, which is not registered: shuts it
+ * down (it closes at once) and counts it closed for reason.
+ */
+void conns_refuse(struct conns *c, int fd, enum conns_reason reason);
+
 /* The headers of a request of connection id are in (request phase). */
 void conns_begin(struct conns *c, int id);
 
@@ -111,6 +133,37 @@ void conns_end(struct conns *c, int id);
  * then be given to another connection.
  */
 void conns_close(struct conns *c, int id);
+
+/*
+ * Bytes of a request's body arrived on connection id: its last byte is
+ * now, and it is the last in the order of progress (deadlines unchanged).
+ */
+void conns_touch(struct conns *c, int id);
+
+/*
+ * Takes n bytes of the memory ledger for open connection id.  While the
+ * total, or the share of its address, would pass its limit, the other
+ * open connection holding memory (of that address, when its share is what
+ * is short) whose last byte is the oldest, more than stale_ns ago, is shut
+ * down (CONNS_MEMORY) and what it held is taken back.  Returns 0, or -1
+ * when there is no room (or id is not open).
+ */
+int conns_take(struct conns *c, int id, size_t n) COMPILER_WUR;
+
+/*
+ * Gives back n bytes that connection id took, or what it still holds when
+ * that is less: a connection shut down holds nothing.
+ */
+void conns_give(struct conns *c, int id, size_t n);
+
+/*
+ * The server drains: every idle connection is closed now, and from now on
+ * each as soon as it is idle (reason idle), and a request without progress
+ * (its headers, a byte of its body) for stall_ns is closed (reason
+ * request) by conns_reap() before its deadline.  Returns how many were
+ * closed now.
+ */
+unsigned conns_drain(struct conns *c, uint64_t stall_ns);
 
 /* Closes every open connection past its deadline; returns how many. */
 unsigned conns_reap(struct conns *c);

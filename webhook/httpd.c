@@ -63,6 +63,8 @@
  * only backs the deadlines up. */
 #define BACKSTOP_TIMEOUT 60u
 #define REAP_NS (SECOND_NS / 10)    /* the reaper's period */
+/* While draining, a request without a byte for this long is closed. */
+#define DRAIN_STALL_NS (5 * SECOND_NS)
 #define LOG_EVERY_NS (10 * SECOND_NS) /* at most one closed-line per 10 s */
 #define CONN_LIMIT 2048u    /* HTTPS slots, when file limits allow */
 /* libmicrohttpd's memory per connection (headers, read buffer, answer
@@ -80,6 +82,9 @@
  * body that goes beyond has its connection closed. */
 #define DISCARD_MAX ((size_t)64 << 20)
 #define BODY_CHUNK (16u << 10)
+/* A connection whose last byte of body came longer ago than this may be
+ * closed to free the body memory it holds for another (conns.h). */
+#define BODY_STALE_NS SECOND_NS
 #define CONTENT_TEXT "text/plain; charset=utf-8"
 #define CONTENT_METRICS "text/plain; version=0.0.4; charset=utf-8"
 
@@ -109,7 +114,7 @@ struct conn {
 	char *body;
 	size_t len;
 	size_t cap;
-	size_t reserved;    /* of the body memory, for body */
+	size_t reserved;    /* of the body memory (conns_take()), for body */
 	struct httpd_reply reply;
 };
 
@@ -117,6 +122,9 @@ struct conn {
 struct listener {
 	struct httpd *s;
 	enum httpd_listener which;
+	/* Set before its daemon starts (its threads, and the metrics
+	 * daemon's, read it), never changed after. */
+	bool on;
 	struct conns *conns;
 	unsigned long long logged[CONNS_NREASONS];
 };
@@ -148,7 +156,6 @@ struct httpd {
 	atomic_long in_flight;
 	atomic_bool draining;
 	atomic_bool unready;  /* /readyz 503 before draining */
-	atomic_size_t body_held;   /* of cfg.body_memory */
 	struct listener lis[2];    /* TLS, metrics */
 	/* The reaper thread; stop is guarded by lock. */
 	pthread_t reaper;
@@ -268,19 +275,21 @@ static void remote_of(struct MHD_Connection *mc, char *out, size_t len)
 			  out, (socklen_t)len);
 }
 
-/* Logs a refused request at -v 1; the path is masked and cut. */
+/* Logs a refused request at -v 1; the method and the path (the client's)
+ * are masked and cut. */
 static void log_refusal(struct MHD_Connection *mc, const char *method,
 			const char *url, unsigned status, const char *reason)
 {
-	char path[96], remote[64];
+	char path[96], verb[48], remote[64];
 
 	if (log_verbosity < 1)
 		return;
 	text_mask_cutn(path, sizeof(path), url, strlen(url), 64);
+	text_mask_cutn(verb, sizeof(verb), method, strlen(method), 16);
 	remote_of(mc, remote, sizeof(remote));
 	log_fields(LOG_INFO, "request refused",
 		   (struct log_field[]){ LOG_STR("remote", remote),
-					 LOG_STR("method", method),
+					 LOG_STR("method", verb),
 					 LOG_STR("path", path),
 					 LOG_NUM("status", status),
 					 LOG_STR("reason", reason) },
@@ -410,12 +419,16 @@ static enum MHD_Result framing_field(void *cls, enum MHD_ValueKind kind,
 			return MHD_NO;
 		}
 	}
-	value_size = trimmed_len(value, value_size);
+	/* As libmicrohttpd decodes it: one field, exactly "chunked" in any
+	 * case; a trailing space or tab makes another coding to it. */
 	if (name_is(key, key_size, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
 		f->te = f->n_te++ ? NULL : value;
 		if (f->te && !(value_size == 7 && !strncasecmp(value, "chunked", 7)))
 			f->te = NULL;
-	} else if (name_is(key, key_size, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+		return MHD_YES;
+	}
+	value_size = trimmed_len(value, value_size);
+	if (name_is(key, key_size, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
 		if (!f->cl) {
 			f->cl = value;
 			f->cl_len = value_size;
@@ -484,25 +497,25 @@ static bool is_json(const struct framing *f)
 
 /* --- body memory --------------------------------------------------------- */
 
-/* Takes n bytes of the body memory; false when that would pass it. */
-static bool body_take(struct httpd *s, size_t n)
+/*
+ * The body memory is the ledger of the HTTPS listener's registry
+ * (conns_take()): body_memory in all, a share of it per client address,
+ * and a connection whose body stalled may be closed for another's.
+ */
+static bool body_take(struct httpd *s, struct conn *c, size_t n)
 {
-	size_t held = atomic_load_explicit(&s->body_held, memory_order_relaxed);
-
-	do {
-		if (n > s->cfg.body_memory - held)
-			return false;
-	} while (!atomic_compare_exchange_weak_explicit(
-		&s->body_held, &held, held + n, memory_order_relaxed,
-		memory_order_relaxed));
+	if (conns_take(s->lis[0].conns, c->id, n))
+		return false;
+	c->reserved += n;
 	return true;
 }
 
-static void body_give(struct httpd *s, size_t n)
+/* Gives back all the body memory that c holds. */
+static void body_give(struct httpd *s, struct conn *c)
 {
-	if (n)
-		atomic_fetch_sub_explicit(&s->body_held, n,
-					  memory_order_relaxed);
+	if (c->reserved)
+		conns_give(s->lis[0].conns, c->id, c->reserved);
+	c->reserved = 0;
 }
 
 /* --- request state ------------------------------------------------------- */
@@ -513,7 +526,7 @@ static void request_end(struct httpd *s, struct conn *c)
 	if (c->counted)
 		atomic_fetch_sub_explicit(&s->in_flight, 1,
 					  memory_order_relaxed);
-	body_give(s, c->reserved);
+	body_give(s, c);
 	free(c->body);
 	free(c->reply.body);
 	c->route = ROUTE_NONE;
@@ -533,10 +546,10 @@ static void answer(struct httpd *s, struct conn *c, const char *body,
 	(c->validate ? s->cfg.validate : s->cfg.handle)(s->cfg.arg, body, len,
 							c->started, &c->reply);
 	c->answered = true;
-	body_give(s, c->reserved);
+	body_give(s, c);
 	free(c->body);
 	c->body = NULL;
-	c->len = c->cap = c->reserved = 0;
+	c->len = c->cap = 0;
 }
 
 /*
@@ -549,8 +562,7 @@ static void start_drop(struct httpd *s, struct conn *c, int why)
 	char *p;
 
 	c->drop = why;
-	body_give(s, c->reserved);
-	c->reserved = 0;
+	body_give(s, c);
 	if (c->len > HTTPD_PREFIX_MAX)
 		c->len = HTTPD_PREFIX_MAX;
 	p = realloc(c->body, HTTPD_PREFIX_MAX);
@@ -563,31 +575,48 @@ static void start_drop(struct httpd *s, struct conn *c, int why)
 }
 
 /*
- * Makes room for n more bytes of body: the whole Content-Length at once,
- * a chunked body by doubling, never more than the limit, and each byte
- * taken from the body memory first.  Returns 0, or -1 when the body
- * memory or malloc refused.
+ * The size to grow a body buffer of cap bytes to, for need bytes in all:
+ * cap times num / den, at least BODY_CHUNK and need, at most limit (which
+ * is at least need).
+ */
+static size_t grown_size(size_t cap, size_t need, size_t limit, size_t num,
+			 size_t den)
+{
+	size_t want = cap > limit / num * den ? limit : cap / den * num;
+
+	if (want < BODY_CHUNK)
+		want = BODY_CHUNK;
+	if (want < need)
+		want = need;
+	return want > limit ? limit : want;
+}
+
+/*
+ * Makes room for n more bytes of body, taken from the body memory before
+ * malloc: the buffer doubles (from BODY_CHUNK), or grows by an eighth when
+ * the body memory has no room for the double, up to the Content-Length
+ * (or the limit).  So a connection holds about what it has received, at
+ * most twice that.  Returns 0, or -1 when the body memory or malloc
+ * refused.
  */
 static int grow(struct httpd *s, struct conn *c, size_t n)
 {
-	size_t max = s->cfg.body_max;
-	size_t want = c->expect != SIZE_MAX ? c->expect
-		      : c->cap > max / 2 ? max
-		      : c->cap * 2 > BODY_CHUNK ? c->cap * 2 : BODY_CHUNK;
+	size_t limit = c->expect < s->cfg.body_max ? c->expect
+		       : s->cfg.body_max;
+	size_t need = c->len + n, want;
 	char *grown;
 
-	if (want < c->len + n)
-		want = c->len + n;
-	if (want > max)
-		want = max;
-	if (!body_take(s, want - c->cap))
-		return -1;
-	grown = realloc(c->body, want);
-	if (!grown) {
-		body_give(s, want - c->cap);
-		return -1;
+	if (limit < need)
+		limit = need; /* take_body() keeps need within body_max */
+	want = grown_size(c->cap, need, limit, 2, 1);
+	if (!body_take(s, c, want - c->cap)) {
+		want = grown_size(c->cap, need, limit, 9, 8);
+		if (!body_take(s, c, want - c->cap))
+			return -1;
 	}
-	c->reserved += want - c->cap;
+	grown = realloc(c->body, want);
+	if (!grown)
+		return -1; /* start_drop() gives the memory back */
 	c->body = grown;
 	c->cap = want;
 	return 0;
@@ -612,6 +641,7 @@ static enum MHD_Result take_body(struct httpd *s, struct conn *c,
 		answer(s, c, data, n);
 		return MHD_YES;
 	}
+	conns_touch(s->lis[0].conns, c->id);
 	if (!c->drop && n > c->cap - c->len && grow(s, c, n))
 		start_drop(s, c, HTTPD_UNREAD_NO_MEMORY);
 	if (c->drop) {
@@ -912,8 +942,10 @@ static int conn_register(struct listener *l, struct MHD_Connection *mc)
  * A connection of the HTTPS daemon opened: its struct conn, its entry in
  * the registry, and a hold on the current certificate pair (kept even when
  * the struct cannot be allocated, so that its handshake never uses a freed
- * pair).  A connection closed: all three go, the entry first of all (the
- * socket is closed after this returns).
+ * pair; such a connection is refused, counted as closed for memory, and
+ * its socket shut down so that it closes at once).  A connection closed:
+ * all three go, the entry first of all (the socket is closed after this
+ * returns).
  */
 static void on_connection(void *cls, struct MHD_Connection *mc,
 			  void **socket_context,
@@ -928,7 +960,14 @@ static void on_connection(void *cls, struct MHD_Connection *mc,
 
 		c = calloc(1, sizeof(*c));
 		if (!c) {
+			const union MHD_ConnectionInfo *fd =
+				MHD_get_connection_info(
+					mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+
 			*socket_context = (void *)((uintptr_t)hold | HOLD_TAG);
+			if (fd)
+				conns_refuse(l->conns, fd->connect_fd,
+					     CONNS_MEMORY);
 			return;
 		}
 		c->hold = hold;
@@ -944,8 +983,8 @@ static void on_connection(void *cls, struct MHD_Connection *mc,
 			     (void *)((uintptr_t)*socket_context & ~HOLD_TAG));
 	} else {
 		c = *socket_context;
+		request_end(s, c); /* gives its body memory back first */
 		conns_close(l->conns, c->id);
-		request_end(s, c);
 		certs_unhold(s->cfg.certs, c->hold);
 		free(c);
 	}
@@ -1021,8 +1060,9 @@ static void log_closed(struct listener *l)
 			   LOG_NUM("request", d[CONNS_REQUEST]),
 			   LOG_NUM("evicted", d[CONNS_EVICTED]),
 			   LOG_NUM("address", d[CONNS_ADDRESS]),
+			   LOG_NUM("memory", d[CONNS_MEMORY]),
 			   LOG_NUM("open", st.open) },
-		   7);
+		   8);
 }
 
 /*
@@ -1298,13 +1338,16 @@ static unsigned thread_count(unsigned wanted)
 
 /*
  * The registry of listener which (slots, a quarter more for connections
- * closing, a quarter of the slots per address).  Returns 0, or -1 out of
- * memory.
+ * closing, a quarter of the slots per address), and for HTTPS the ledger
+ * of the body memory: three quarters of it per address, at least
+ * body_max.  Returns 0, or -1 out of memory.
  */
 static int listener_init(struct httpd *s, enum httpd_listener which,
 			 unsigned slots)
 {
-	struct listener *l = &s->lis[which == HTTPD_LISTENER_TLS ? 0 : 1];
+	bool tls = which == HTTPD_LISTENER_TLS;
+	struct listener *l = &s->lis[tls ? 0 : 1];
+	size_t memory = s->cfg.body_memory;
 	struct conns_limits lim = {
 		.slots = slots,
 		.capacity = slots + slots / 4,
@@ -1312,6 +1355,11 @@ static int listener_init(struct httpd *s, enum httpd_listener which,
 		.open_ns = OPEN_NS,
 		.idle_ns = IDLE_NS,
 		.request_ns = REQUEST_NS,
+		.memory = tls ? memory : 0,
+		.memory_per_address = !tls ? 0 :
+			memory / 4 * 3 > s->cfg.body_max ? memory / 4 * 3 :
+			s->cfg.body_max,
+		.stale_ns = BODY_STALE_NS,
 		.clock = httpd_now_ns,
 	};
 
@@ -1393,7 +1441,6 @@ enum httpd_status httpd_start(const struct httpd_config *cfg,
 	atomic_init(&s->in_flight, 0);
 	atomic_init(&s->draining, false);
 	atomic_init(&s->unready, false);
-	atomic_init(&s->body_held, 0);
 	if (log_verbosity >= 2)
 		flags |= MHD_USE_ERROR_LOG;
 	if (canned_init(s) || listener_init(s, HTTPD_LISTENER_TLS, slots) ||
@@ -1414,6 +1461,7 @@ enum httpd_status httpd_start(const struct httpd_config *cfg,
 	}
 
 	certs_serve(cfg->certs);
+	s->lis[0].on = true;
 	s->tls = MHD_start_daemon(
 		flags | MHD_USE_TLS, 0, on_accept, &s->lis[0], tls_handler, s,
 		MHD_OPTION_EXTERNAL_LOGGER, logger, s,
@@ -1441,6 +1489,7 @@ enum httpd_status httpd_start(const struct httpd_config *cfg,
 	s->tls_fd = tls_fd;
 	tls_fd = -1;
 	if (plain_fd >= 0) {
+		s->lis[1].on = true;
 		s->plain = MHD_start_daemon(
 			flags, 0, on_accept, &s->lis[1], plain_handler, s,
 			MHD_OPTION_EXTERNAL_LOGGER, logger, s,
@@ -1481,6 +1530,10 @@ fail:
  * place of the listener under the same descriptor number (dup2): the TCP
  * socket closes (new connections are refused), it leaves every epoll set
  * with it, and libmicrohttpd keeps a valid descriptor to close at the end.
+ * A worker that reaches its connection limit then takes the listener out
+ * of its epoll set and gets ENOENT, which our libmicrohttpd takes as done
+ * (patches/libmicrohttpd/0002-listen-socket-gone-from-epoll.patch; with
+ * MHD=system it aborts).
  */
 void httpd_drain(struct httpd *s)
 {
@@ -1489,6 +1542,7 @@ void httpd_drain(struct httpd *s)
 
 	if (atomic_exchange(&s->draining, true))
 		return;
+	conns_drain(s->lis[0].conns, DRAIN_STALL_NS);
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	dummy = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -1517,8 +1571,10 @@ void httpd_conn_stats(struct httpd *s, enum httpd_listener listener,
 {
 	struct listener *l = &s->lis[listener == HTTPD_LISTENER_TLS ? 0 : 1];
 
+	/* Not s->tls or s->plain: the metrics daemon may answer before
+	 * httpd_start() has stored it. */
 	memset(out, 0, sizeof(*out));
-	if ((listener == HTTPD_LISTENER_TLS ? s->tls : s->plain) && l->conns)
+	if (l->on && l->conns)
 		conns_stats(l->conns, out);
 }
 

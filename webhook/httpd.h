@@ -18,11 +18,14 @@
  *
  * A body is taken whole or not at all.  Up to body_max it is decided by
  * the handler, which sees it once, borrowed, straight from libmicrohttpd's
- * buffer when it arrived in one piece.  A body over body_max, or one that
- * finds no room in the memory kept for bodies (body_memory, shared by all
- * connections), is read and dropped but for its first bytes, which go to
- * the unread hook at its end: it answers (an AdmissionReview denial), or
- * the server answers 413 or 503.
+ * buffer when it arrived in one piece.  Otherwise it is copied into a
+ * buffer that grows as its bytes come, within the memory kept for bodies
+ * (body_memory, shared by all connections, three quarters of it at most
+ * per client address; a connection whose body stalled for a second may be
+ * closed for its memory: conns_take()).  A body over body_max, or one
+ * that finds no room, is read and dropped but for its first bytes, which
+ * go to the unread hook at its end: it answers (an AdmissionReview
+ * denial), or the server answers 413 or 503.
  *
  * Connections: a worker thread per CPU (at most 8) with epoll.  Each
  * listener keeps a registry of its connections (conns.h) with absolute
@@ -156,8 +159,9 @@ enum httpd_status httpd_start(const struct httpd_config *cfg,
 
 /*
  * Starts draining: /readyz answers 503, the HTTPS listener stops
- * accepting (its socket is closed), answers carry "Connection: close".
- * Requests in progress go on.
+ * accepting (its socket is closed), answers carry "Connection: close",
+ * idle HTTPS connections are closed (now, and each as it becomes idle).
+ * Requests in progress go on, but one without a byte for 5 s is closed.
  */
 void httpd_drain(struct httpd *s);
 

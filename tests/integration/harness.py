@@ -316,9 +316,12 @@ class Server:
             raise AssertionError("/metrics answered %d" % status)
         return parse_metrics(body.decode())
 
-    def raw_tls(self, ctx=None, timeout=10.0):
-        """A TLS socket to the HTTPS port, for hand-written requests."""
-        sock = socket.create_connection(("127.0.0.1", self.port), timeout)
+    def raw_tls(self, ctx=None, timeout=10.0, source=None):
+        """A TLS socket to the HTTPS port, for hand-written requests, from
+        the address source when given (any of 127.0.0.0/8)."""
+        sock = socket.create_connection(
+            ("127.0.0.1", self.port), timeout,
+            source_address=(source, 0) if source else None)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return (ctx or self.context()).wrap_socket(sock,
                                                    server_hostname=SERVER_NAME)

@@ -377,35 +377,112 @@ def test_escaped_reviews(env):
         assert srv.stop() == 0
 
 
-def test_body_memory(env):
-    """Bodies held at once share 64 MiB: a body that finds no room is read
-    to its end and denied (code 503), an AdmissionReview, or answered 503
-    when it is none; once the room is back, the same body is decided."""
-    size = BODY_MEMORY // 2 + (1 << 20)  # two of them do not fit
-    assert 2 * size > BODY_MEMORY and size <= BODY_MAX
+def send_in_pieces(sock, data, piece=64 << 10):
+    """Sends data piece by piece, as a client on a slow link."""
+    for i in range(0, len(data), piece):
+        sock.sendall(data[i:i + piece])
+
+
+def memory_closed(srv):
+    return srv.metrics()['vgpu_webhook_connections_closed_total{'
+                         'listener="https",reason="memory"}']
+
+
+def test_body_memory_hoarders(env):
+    """A Content-Length takes no body memory before its bytes come: two
+    connections that announce 40 MiB and 24 MiB (the whole 64 MiB), send
+    one byte and stall hold nothing that matters, and a large review sent
+    in pieces meanwhile is decided, not refused for want of memory."""
     with Server(env.certs) as srv:
-        held = good_review()
-        held_data = padded(held, size)
-        holder = srv.raw_tls(timeout=60)
-        holder.sendall(request_head(len(held_data)) + held_data[:1 << 20])
-        time.sleep(0.5)  # the server has taken room for the whole body
-        review = good_review()
-        s = srv.raw_tls(timeout=60)
-        status, _, body = send_then_read(
-            s, request_head(size) + padded(review, size))
-        check_denial(status, body, review, 503, size)
-        status, _, body = send_then_read(
-            s, request_head(size) + b"[" + b" " * (size - 2) + b"]")
-        assert status == 503 and body == b"server busy\n", (status, body)
-        s.close()
-        holder.sendall(held_data[1 << 20:])
-        check_good_answer(*read_response(holder), held)
+        hoarders = []
+        for source, length in (("127.0.0.2", 41943040),
+                               ("127.0.0.3", 25165824)):
+            h = srv.raw_tls(timeout=60, source=source)
+            h.sendall(request_head(length) + b"{")
+            hoarders.append(h)
+        time.sleep(0.3)
+        for size in (64 << 10, 8 << 20):
+            review = good_review()
+            s = srv.raw_tls(timeout=60)
+            send_in_pieces(s, request_head(size) + padded(review, size))
+            check_good_answer(*read_response(s), review)
+            s.close()
+        for h in hoarders:
+            assert not closed_by_peer(h, 0.1), "a hoarder was closed"
+            h.close()
+        assert memory_closed(srv) == 0
+        assert srv.stop() == 0
+
+
+def test_body_memory(env):
+    """Bodies held at once share 64 MiB, an address at most 48 MiB of it.
+    A body that finds no room is read to its end and denied (code 503),
+    an AdmissionReview, or answered 503 when it is none; when a connection
+    whose body stalled for more than a second holds the memory, it is
+    closed for the new body (reason memory), which is then decided, and a
+    connection whose body goes on is never closed for another."""
+    big = 40 << 20
+    with Server(env.certs) as srv:
+        # The share of an address: a holder kept fresh by a byte every
+        # 0.2 s holds 32 MiB (30 MiB in); 20 MiB more from its address do
+        # not fit its share, from another address they do.
+        holder = srv.raw_tls(timeout=60, source="127.0.0.2")
+        holder.sendall(request_head(big) + b" " * (30 << 20))
+        stop = threading.Event()
+
+        def trickle():
+            while not stop.wait(0.2):
+                holder.sendall(b" ")
+        t = threading.Thread(target=trickle)
+        t.start()
+        try:
+            size = 20 << 20
+            review = good_review()
+            s = srv.raw_tls(timeout=60, source="127.0.0.2")
+            status, _, body = send_then_read(
+                s, request_head(size) + padded(review, size))
+            check_denial(status, body, review, 503, size)
+            status, _, body = send_then_read(
+                s, request_head(size) + b"[" + b" " * (size - 2) + b"]")
+            assert status == 503 and body == b"server busy\n", (status, body)
+            s.close()
+            review = good_review()
+            s = srv.raw_tls(timeout=60, source="127.0.0.4")
+            check_good_answer(*send_then_read(
+                s, request_head(size) + padded(review, size)), review)
+            s.close()
+        finally:
+            stop.set()
+            t.join()
+        assert not closed_by_peer(holder, 0.1), "a fresh holder was closed"
         holder.close()
+        assert memory_closed(srv) == 0
+
+        # Two bodies stalled at 30 MiB hold the whole 64 MiB; past a
+        # second, the older one is closed for a new body.
+        held = []
+        for source in ("127.0.0.2", "127.0.0.3"):
+            review = good_review()
+            data = padded(review, big)
+            h = srv.raw_tls(timeout=60, source=source)
+            h.sendall(request_head(big) + data[:30 << 20])
+            held.append((h, review, data))
+            time.sleep(0.2)
+        time.sleep(1.5)
         review = good_review()
         s = srv.raw_tls(timeout=60)
-        check_good_answer(*send_then_read(
-            s, request_head(size) + padded(review, size)), review)
+        send_in_pieces(s, request_head(4 << 20) + padded(review, 4 << 20))
+        check_good_answer(*read_response(s), review)
         s.close()
+        assert closed_by_peer(held[0][0], 2.0), "the stalled body kept its memory"
+        assert memory_closed(srv) == 1
+        # The other one was not needed: it is whole when it goes on.
+        h, review, data = held[1]
+        h.sendall(data[30 << 20:])
+        check_good_answer(*read_response(h), review)
+        for h, _, _ in held:
+            h.close()
+        assert memory_closed(srv) == 1
         assert srv.stop() == 0
 
 
@@ -1158,22 +1235,69 @@ def test_sigterm_drains(env):
         srv.stop()
 
 
+def test_drain_closes_idle_and_stalled(env):
+    """At SIGTERM an idle keep-alive connection is closed at once, and a
+    request whose body stopped coming is closed 5 s after its last byte,
+    not at its 30 s deadline: the process then exits 0."""
+    srv = Server(env.certs)
+    try:
+        idle = srv.conn()
+        review = good_review()
+        check_good_answer(*srv.post(review, conn=idle), review)
+        data = json.dumps(good_review()).encode()
+        stalled = srv.raw_tls(timeout=20)
+        stalled.sendall(request_head(len(data)) + data[:100])
+        deadline = time.monotonic() + 10
+        while srv.metrics()["vgpu_webhook_requests_in_flight"] < 1:
+            assert time.monotonic() < deadline, "request not in flight"
+            time.sleep(0.02)
+        t0 = time.monotonic()
+        srv.proc.send_signal(signal.SIGTERM)
+        assert closed_by_peer(idle.sock, 1.0), "idle connection kept"
+        assert time.monotonic() - t0 < 1.5
+        idle.close()
+        assert closed_by_peer(stalled, 10.0), "stalled request kept"
+        took = time.monotonic() - t0
+        assert 4 <= took < 7, took
+        stalled.close()
+        assert srv.proc.wait(10) == 0
+        assert srv.wait_log(r"stopped", 2)
+    finally:
+        srv.stop()
+
+
 def test_shutdown_delay(env):
-    """--shutdown-delay 2: after SIGTERM /readyz answers 503 at once while
-    new connections are still accepted and answered, for 2 s; then the
+    """--shutdown-delay 2: after SIGTERM /readyz (HTTPS, on a kept-alive
+    connection) answers 503 at once while that connection goes on without
+    "Connection: close" and new connections are still accepted and
+    answered, for 2 s; then the
     server drains as without it and exits 0.  A second signal ends the
     delay early."""
     srv = Server(env.certs, args=["--shutdown-delay", "2"])
     try:
         review = good_review()
-        check_good_answer(*srv.post(review), review)
+        kept = srv.conn()  # keep-alive, as the API server's client
+        check_good_answer(*srv.post(review, conn=kept), review)
         t0 = time.monotonic()
         srv.proc.send_signal(signal.SIGTERM)
         deadline = t0 + 1
-        while srv.plain_get("/readyz")[0] != 503:
+        while True:
+            # /readyz on the HTTPS port, on the kept-alive connection.
+            kept.request("GET", "/readyz")
+            r = kept.getresponse()
+            r.read()
+            assert r.getheader("connection") != "close", r.getheaders()
+            if r.status == 503:
+                break
+            assert r.status == 200, r.status
             assert time.monotonic() < deadline, "/readyz did not turn 503"
             time.sleep(0.02)
         assert srv.wait_log(r"shutting down in 2 s", 2)
+        # The kept connection goes on, its answers without "close".
+        status, headers, body = srv.post(review, conn=kept)
+        check_good_answer(status, headers, body, review)
+        assert headers.get("connection") != "close", headers
+        kept.close()
         # A new connection, as a client whose endpoints are not updated yet.
         check_good_answer(*srv.post(review), review)
         assert srv.proc.poll() is None, "exited before its delay"

@@ -107,6 +107,14 @@ FRAMING = [
     ("transfer-encoding gzip", H + b"Transfer-Encoding: gzip\r\n\r\n" + BODY, 501),
     ("transfer-encoding gzip, chunked", H + b"Transfer-Encoding: gzip, chunked\r\n\r\n"
      + chunked_body(), 501),
+    # libmicrohttpd decodes only exactly "chunked": a trailing space or tab
+    # would leave the body's end unknown.
+    ("transfer-encoding chunked and a space", H + b"Transfer-Encoding: chunked \r\n\r\n"
+     + chunked_body(), 501),
+    ("transfer-encoding chunked and a tab", H + b"Transfer-Encoding: chunked\t\r\n\r\n"
+     + chunked_body(), 501),
+    ("transfer-encoding CHUNKED and a space", H + b"Transfer-Encoding: CHUNKED \r\n\r\n"
+     + chunked_body(), 501),
     ("transfer-encoding twice", H + b"Transfer-Encoding: chunked\r\n"
      b"Transfer-Encoding: chunked\r\n\r\n" + chunked_body(), 501),
     ("transfer-encoding and content-length", H + b"Transfer-Encoding: chunked\r\n"
@@ -478,3 +486,23 @@ def test_log_line_separators(certs):
     assert "\u2028" not in decision[0] and "\u2029" not in decision[0], decision
     assert '"uid":"u\\u2028v\\u2029w"' in decision[0], decision
     assert json.loads(decision[0])["uid"] == "u\u2028v\u2029w"
+
+
+def test_log_refusal_method(certs):
+    """The method of a refused request is masked (controls dropped) and cut
+    in its log line, as the path is: a client cannot write a long value or
+    terminal escapes into the log."""
+    method = b"P\x1b[31mOST" + b"X" * 300
+    with Server(certs["ec"], verbosity=1) as srv:
+        s = srv.raw_tls()
+        s.sendall(method + b" /nowhere\x1b[0m HTTP/1.1\r\nHost: x\r\n"
+                  b"Content-Length: 0\r\n\r\n")
+        assert s.recv(100).startswith(b"HTTP/1.1 404"), "no 404"
+        s.close()
+        line = srv.wait_log(r"request refused .*status=404", 5)
+        assert srv.stop() == 0
+    assert line, srv.log()
+    got = re.search(r" method=(\S+) ", line).group(1)
+    assert got == "P[31mOSTXXXXX...", line  # 16 characters
+    assert "path=/nowhere[0m" in line, line
+    assert "\\x1b" not in line and "\x1b" not in line, line

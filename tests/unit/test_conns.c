@@ -1,7 +1,7 @@
 /*
  * test_conns.c - the connection registry: deadlines by phase, room made
  * for a new connection by closing the one with the oldest progress, the
- * cap per address, and the counts.  Connections are socket pairs: the
+ * cap per address, the memory ledger, and the counts.  Connections are socket pairs: the
  * registry holds one end, and the test reads the other to see whether the
  * registry shut it down.  The clock is the test's.
  */
@@ -126,6 +126,31 @@ static unsigned open_now(struct conns *c)
 	return st.open;
 }
 
+static size_t held_now(struct conns *c)
+{
+	struct conns_stats st;
+
+	conns_stats(c, &st);
+	return st.held;
+}
+
+/* A registry with a memory ledger of 100 bytes, 60 per address, and
+ * holders stale after a second. */
+static struct conns *ledger(void)
+{
+	struct conns_limits lim = {
+		.slots = 16, .capacity = 16, .per_address = 8,
+		.open_ns = 10 * S, .idle_ns = 5 * S, .request_ns = 30 * S,
+		.memory = 100, .memory_per_address = 60, .stale_ns = S,
+		.clock = fake_clock,
+	};
+	struct conns *c = conns_create(&lim);
+
+	assert_non_null(c);
+	now_ns = 1000 * S;
+	return c;
+}
+
 static void test_conns__reason_names(void **state)
 {
 	(void)state;
@@ -134,6 +159,7 @@ static void test_conns__reason_names(void **state)
 	assert_string_equal(conns_reason_name(CONNS_REQUEST), "request");
 	assert_string_equal(conns_reason_name(CONNS_EVICTED), "evicted");
 	assert_string_equal(conns_reason_name(CONNS_ADDRESS), "address");
+	assert_string_equal(conns_reason_name(CONNS_MEMORY), "memory");
 	assert_string_equal(conns_reason_name(CONNS_NREASONS), "unknown");
 }
 
@@ -379,6 +405,207 @@ static void test_conns__address_table(void **state)
 	conns_destroy(c);
 }
 
+/*
+ * The ledger: takes within the total and the share of an address, gives
+ * back, and a connection shut down or closed holds nothing.  Two holders
+ * that took little leave the rest to others (the memory is taken as it
+ * is needed, not for a whole Content-Length).
+ */
+static void test_conns__memory_ledger(void **state)
+{
+	struct conns *c = ledger();
+	struct sockaddr_storage one = ipv4("10.0.0.1"), two = ipv4("10.0.0.2");
+	struct sockaddr_storage three = ipv4("10.0.0.3");
+	struct pair a = open_from(c, &one), b = open_from(c, &one);
+	struct pair d = open_from(c, &two), e = open_from(c, &three);
+	struct pair u = open_from(c, NULL);
+
+	(void)state;
+	assert_int_equal(conns_take(c, a.id, 1), 0);
+	assert_int_equal(conns_take(c, d.id, 1), 0);
+	assert_int_equal(conns_take(c, e.id, 60), 0);
+	assert_int_equal(held_now(c), 62);
+	/* The share of 10.0.0.1: 60, of which a holds 1. */
+	assert_int_equal(conns_take(c, b.id, 38), 0);
+	assert_int_equal(conns_take(c, b.id, 22), -1);
+	assert_int_equal(conns_take(c, b.id, 21), -1); /* the total: 100 */
+	conns_give(c, e.id, 50);
+	assert_int_equal(conns_take(c, b.id, 21), 0);
+	assert_int_equal(conns_take(c, b.id, 1), -1);  /* the share */
+	assert_int_equal(conns_take(c, u.id, 30), -1); /* the total */
+	/* More than the total or a share at once: never. */
+	assert_int_equal(conns_take(c, u.id, 101), -1);
+	assert_int_equal(conns_take(c, d.id, 61), -1);
+	/* Giving more than held gives what is held. */
+	conns_give(c, b.id, 1000);
+	assert_int_equal(held_now(c), 1 + 1 + 10);
+	assert_int_equal(conns_take(c, u.id, 88), 0);
+	/* Closed: its memory is back, and its id holds nothing. */
+	drop(c, &u);
+	assert_int_equal(held_now(c), 12);
+	assert_int_equal(conns_take(c, -1, 1), -1);
+	/* Shut down by the reaper: the same. */
+	now_ns += 11 * S;
+	assert_int_equal(conns_reap(c), 4);
+	assert_int_equal(held_now(c), 0);
+	assert_int_equal(conns_take(c, a.id, 1), -1);
+	conns_give(c, a.id, 1);
+	assert_int_equal(held_now(c), 0);
+	drop(c, &a);
+	drop(c, &b);
+	drop(c, &d);
+	drop(c, &e);
+	assert_int_equal(closed(c, CONNS_MEMORY), 0);
+	conns_destroy(c);
+}
+
+/*
+ * When the memory is short, the holder whose last byte is the oldest,
+ * more than stale_ns ago, is shut down for it (reason memory) and its
+ * memory taken back; a holder with a fresh byte, or the taker itself,
+ * never is.  When the share of an address is what is short, only a holder
+ * of that address is.
+ */
+static void test_conns__memory_eviction(void **state)
+{
+	struct conns *c = ledger();
+	struct sockaddr_storage one = ipv4("10.0.0.1"), two = ipv4("10.0.0.2");
+	struct sockaddr_storage three = ipv4("10.0.0.3");
+	struct pair a = open_from(c, &one), b = open_from(c, &two);
+	struct pair d = open_from(c, &three), e = open_from(c, &three);
+
+	(void)state;
+	assert_int_equal(conns_take(c, a.id, 50), 0);
+	now_ns += S / 2;
+	assert_int_equal(conns_take(c, b.id, 40), 0);
+	conns_touch(c, b.id);
+	/* Nothing stale yet: refused, nobody shut. */
+	assert_int_equal(conns_take(c, d.id, 20), -1);
+	assert_false(is_shut(&a) || is_shut(&b));
+	/* a's last byte is 1.2 s old, b's 0.7 s: a goes. */
+	now_ns += S * 7 / 10;
+	assert_int_equal(conns_take(c, d.id, 20), 0);
+	assert_true(is_shut(&a));
+	assert_false(is_shut(&b) || is_shut(&d));
+	assert_int_equal(closed(c, CONNS_MEMORY), 1);
+	assert_int_equal(held_now(c), 60);
+	conns_give(c, a.id, 50); /* a's thread gives back: nothing more */
+	assert_int_equal(held_now(c), 60);
+	/* A byte keeps b: d (stale now too, but the taker) stays. */
+	now_ns += 2 * S;
+	conns_touch(c, b.id);
+	assert_int_equal(conns_take(c, d.id, 41), -1);
+	assert_false(is_shut(&b) || is_shut(&d));
+	/* The share of 10.0.0.3 (60): e takes d's place, not b's. */
+	assert_int_equal(conns_take(c, e.id, 40), 0);
+	assert_false(is_shut(&d));
+	now_ns += 2 * S;
+	conns_touch(c, e.id);
+	assert_int_equal(conns_take(c, e.id, 20), 0);
+	assert_true(is_shut(&d));
+	assert_false(is_shut(&b) || is_shut(&e));
+	assert_int_equal(closed(c, CONNS_MEMORY), 2);
+	assert_int_equal(held_now(c), 100);
+	drop(c, &a);
+	drop(c, &b);
+	drop(c, &d);
+	drop(c, &e);
+	assert_int_equal(held_now(c), 0);
+	conns_destroy(c);
+}
+
+/*
+ * Draining: idle connections are closed at once, and each as it becomes
+ * idle; a request without progress for stall_ns is closed by the reaper
+ * long before its deadline, one with progress is not; a connection still
+ * opening keeps its deadline.
+ */
+static void test_conns__drain(void **state)
+{
+	struct conns *c = registry(8, 8, 0);
+	struct pair idle = open_from(c, NULL), stalled = open_from(c, NULL);
+	struct pair busy = open_from(c, NULL), opening = open_from(c, NULL);
+
+	(void)state;
+	conns_begin(c, idle.id);
+	conns_end(c, idle.id);
+	conns_begin(c, stalled.id);
+	conns_begin(c, busy.id);
+	assert_int_equal(conns_drain(c, 5 * S), 1);
+	assert_true(is_shut(&idle));
+	assert_false(is_shut(&stalled) || is_shut(&busy) || is_shut(&opening));
+	now_ns += 3 * S;
+	conns_touch(c, busy.id);
+	assert_int_equal(conns_reap(c), 0);
+	now_ns += 2 * S;
+	assert_int_equal(conns_reap(c), 1);
+	assert_true(is_shut(&stalled));
+	assert_false(is_shut(&busy) || is_shut(&opening));
+	conns_end(c, busy.id);
+	assert_true(is_shut(&busy));
+	assert_false(is_shut(&opening));
+	assert_int_equal(closed(c, CONNS_IDLE), 2);
+	assert_int_equal(closed(c, CONNS_REQUEST), 1);
+	now_ns += 5 * S;
+	assert_int_equal(conns_reap(c), 1);
+	assert_true(is_shut(&opening));
+	drop(c, &idle);
+	drop(c, &stalled);
+	drop(c, &busy);
+	drop(c, &opening);
+	conns_destroy(c);
+}
+
+/* A connection refused outside the registry: shut down and counted. */
+static void test_conns__refuse(void **state)
+{
+	struct conns *c = registry(4, 4, 0);
+	struct pair p = { -1, -1, -1 };
+	int sv[2];
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	p.mine = sv[0];
+	p.peer = sv[1];
+	assert_false(is_shut(&p));
+	conns_refuse(c, p.mine, CONNS_MEMORY);
+	assert_true(is_shut(&p));
+	assert_int_equal(closed(c, CONNS_MEMORY), 1);
+	assert_int_equal(open_now(c), 0);
+	drop(c, &p);
+	conns_destroy(c);
+}
+
+/*
+ * Body bytes are progress: a connection whose body is arriving is not the
+ * one closed to make room, whatever its age, but its deadline stays.
+ */
+static void test_conns__touch_is_progress(void **state)
+{
+	struct conns *c = registry(2, 4, 0);
+	struct pair p[3];
+
+	(void)state;
+	p[0] = open_from(c, NULL);
+	conns_begin(c, p[0].id);
+	now_ns += S;
+	p[1] = open_from(c, NULL);
+	now_ns += S;
+	conns_touch(c, p[0].id);
+	p[2] = open_from(c, NULL);
+	assert_true(is_shut(&p[1]));
+	assert_false(is_shut(&p[0]) || is_shut(&p[2]));
+	now_ns += 28 * S;
+	conns_touch(c, p[0].id);
+	conns_reap(c);
+	assert_true(is_shut(&p[0]));
+	assert_int_equal(closed(c, CONNS_REQUEST), 1);
+	drop(c, &p[0]);
+	drop(c, &p[1]);
+	drop(c, &p[2]);
+	conns_destroy(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -389,6 +616,11 @@ int main(void)
 		cmocka_unit_test(test_conns__capacity),
 		cmocka_unit_test(test_conns__per_address),
 		cmocka_unit_test(test_conns__address_table),
+		cmocka_unit_test(test_conns__memory_ledger),
+		cmocka_unit_test(test_conns__memory_eviction),
+		cmocka_unit_test(test_conns__touch_is_progress),
+		cmocka_unit_test(test_conns__refuse),
+		cmocka_unit_test(test_conns__drain),
 	};
 
 	return cmocka_run_group_tests_name("conns", tests, NULL, NULL);

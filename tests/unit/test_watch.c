@@ -1,9 +1,12 @@
 /*
  * test_watch.c - the one watcher of the files `serve` follows: a change
  * loaded once stable, the same bytes ignored, refused bytes reported once,
- * a retry time, unreadable files, and the values kept alive while held.
+ * a retry time, unreadable files, and the values kept alive while held,
+ * also by threads that hold and give back while the poller swaps.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,16 +19,31 @@
 struct value {
 	struct watch_value head;
 	char text[64];
+	atomic_int dead;         /* destroyed (keep_dead) */
+	struct value *next_dead;
 };
 
 static int destroyed;   /* values freed */
 static int loads;       /* calls of load() */
 static int64_t retry;   /* what load() gives as retry_at when it refuses */
 
+/* With keep_dead, a destroyed value is only marked, and kept in the
+ * graveyard, so that a holder that reads it after its end sees the mark. */
+static bool keep_dead;
+static struct value *graveyard;
+
 static void value_free(struct watch_value *v)
 {
+	struct value *x = (struct value *)v;
+
 	destroyed++;
-	free(v);
+	if (!keep_dead) {
+		free(v);
+		return;
+	}
+	atomic_store(&x->dead, 1);
+	x->next_dead = graveyard;
+	graveyard = x;
 }
 
 /* Refuses files that start with "bad"; concatenates the others. */
@@ -281,6 +299,76 @@ static void test_watch__no_files(void **state)
 	assert_int_equal(destroyed, 1);
 }
 
+static atomic_bool holders_stop;
+static atomic_long held_dead; /* a held value seen destroyed */
+static atomic_long holds;
+
+/* A holder thread: holds the value in force, reads it, gives it back. */
+static void *holder(void *arg)
+{
+	struct watch *w = arg;
+
+	while (!atomic_load(&holders_stop)) {
+		struct watch_value *v = watch_hold(w);
+		struct value *x = (struct value *)v;
+		int i;
+
+		for (i = 0; i < 50; i++)
+			if (atomic_load(&x->dead) || x->text[0] != 'v')
+				atomic_fetch_add(&held_dead, 1);
+		watch_unhold(v);
+		atomic_fetch_add(&holds, 1);
+	}
+	return NULL;
+}
+
+/*
+ * Four threads hold and give back the value in force while the poller
+ * swaps in 100 new ones and frees the old: no holder ever sees a value
+ * destroyed while it holds it, and every value is destroyed in the end.
+ */
+static void test_watch__hold_during_swaps(void **state)
+{
+	enum { THREADS = 4, SWAPS = 100 };
+	pthread_t t[THREADS];
+	struct watch w;
+	size_t n;
+	char err[256], text[32];
+	int i;
+
+	(void)state;
+	start(&w, &n, "v0", NULL);
+	keep_dead = true;
+	graveyard = NULL;
+	atomic_store(&holders_stop, false);
+	atomic_store(&held_dead, 0);
+	atomic_store(&holds, 0);
+	for (i = 0; i < THREADS; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, holder, &w), 0);
+	for (i = 1; i <= SWAPS; i++) {
+		snprintf(text, sizeof(text), "v%d", i);
+		put(0, text);
+		assert_int_equal(watch_poll(&w, true, err, sizeof(err)),
+				 WATCH_LOADED);
+	}
+	atomic_store(&holders_stop, true);
+	for (i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	assert_int_equal(atomic_load(&held_dead), 0);
+	assert_true(atomic_load(&holds) > SWAPS);
+	assert_int_equal(watch_poll(&w, false, err, sizeof(err)), WATCH_SAME);
+	assert_int_equal(destroyed, SWAPS);
+	finish(&w);
+	assert_int_equal(destroyed, SWAPS + 1);
+	keep_dead = false;
+	while (graveyard) {
+		struct value *x = graveyard;
+
+		graveyard = x->next_dead;
+		free(x);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -291,6 +379,7 @@ int main(void)
 		cmocka_unit_test(test_watch__unreadable),
 		cmocka_unit_test(test_watch__held_values_live),
 		cmocka_unit_test(test_watch__no_files),
+		cmocka_unit_test(test_watch__hold_during_swaps),
 	};
 
 	return cmocka_run_group_tests_name("watch", tests, NULL, NULL);
