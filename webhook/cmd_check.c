@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "cmd_check.h"
+#include "curlbody.h"
 #include "patch.h"
 #include "review.h"
 #include "text.h"
@@ -53,33 +54,6 @@ int cmd_check_options_check(const struct cmd_check_options *o, char *err,
 	else
 		return 0;
 	return -1;
-}
-
-/* The answer's body, up to ANSWER_MAX bytes. */
-struct answer {
-	char *data;
-	size_t len;
-	bool too_long;
-};
-
-static size_t take_body(char *ptr, size_t size, size_t n, void *arg)
-{
-	struct answer *a = arg;
-	size_t len = size * n;
-	char *p;
-
-	if (len > ANSWER_MAX - a->len) {
-		a->too_long = true;
-		return 0;
-	}
-	p = realloc(a->data, a->len + len + 1);
-	if (!p)
-		return 0;
-	a->data = p;
-	memcpy(a->data + a->len, ptr, len);
-	a->len += len;
-	a->data[a->len] = '\0';
-	return len;
 }
 
 /* A random version 4 UUID into out[37]. */
@@ -154,7 +128,7 @@ static const char *shown(const char *s, char *buf, size_t size)
  * success writes what came back into ok, else the reason into why.
  * pod is changed (the patch is applied to it).  Returns 0 or -1.
  */
-static int check_answer(const struct answer *a, const char *uid, json_t *pod,
+static int check_answer(const struct curlbody *a, const char *uid, json_t *pod,
 			char *ok, size_t oklen, char *why, size_t whylen)
 {
 	json_t *doc, *resp, *ops = NULL, *op;
@@ -305,7 +279,7 @@ static bool tls_error(CURLcode c)
 
 int cmd_check_run(const struct cmd_check_options *o)
 {
-	struct answer a = { NULL, 0, false };
+	struct curlbody a = CURLBODY_INIT(ANSWER_MAX);
 	struct curl_slist *headers = NULL, *connect_to = NULL;
 	char uid[37], why[600] = "", ok[300] = "", cerr[CURL_ERROR_SIZE] = "";
 	char *body = NULL;
@@ -335,7 +309,7 @@ int cmd_check_run(const struct cmd_check_options *o)
 		goto out;
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, take_body);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, curlbody_take);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &a);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
 	c = curl_easy_perform(h);

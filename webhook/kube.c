@@ -10,6 +10,7 @@
 
 #include <curl/curl.h>
 
+#include "curlbody.h"
 #include "file.h"
 #include "kube.h"
 #include "text.h"
@@ -17,42 +18,6 @@
 /* An object of the API server larger than this is not one of ours. */
 #define BODY_MAX ((size_t)3 << 20)
 #define TOKEN_MAX ((size_t)64 << 10)
-
-struct body {
-	char *data;
-	size_t len;
-	bool too_long;
-};
-
-static size_t take_body(char *ptr, size_t size, size_t n, void *arg)
-{
-	struct body *b = arg;
-	size_t len = size * n;
-	char *p;
-
-	if (len > BODY_MAX - b->len) {
-		b->too_long = true;
-		return 0;
-	}
-	p = realloc(b->data, b->len + len + 1);
-	if (!p)
-		return 0;
-	b->data = p;
-	memcpy(b->data + b->len, ptr, len);
-	b->len += len;
-	b->data[b->len] = '\0';
-	return len;
-}
-
-static char *dup(const char *s)
-{
-	size_t n = strlen(s) + 1;
-	char *d = malloc(n);
-
-	if (d)
-		memcpy(d, s, n);
-	return d;
-}
 
 /* https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT, malloc'd. */
 static char *in_cluster_server(char *err, size_t errlen)
@@ -96,11 +61,11 @@ int kube_init(struct kube *k, const struct kube_options *o, char *err,
 				 o->server);
 			return -1;
 		}
-		k->server = dup(o->server);
+		k->server = strdup(o->server);
 	} else if (!(k->server = in_cluster_server(err, errlen))) {
 		return -1;
 	}
-	k->ca_file = dup(o->ca_file ? o->ca_file : KUBE_SA_DIR "/ca.crt");
+	k->ca_file = strdup(o->ca_file ? o->ca_file : KUBE_SA_DIR "/ca.crt");
 	if (!k->server || !k->ca_file) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -151,7 +116,7 @@ void kube_release(struct kube *k)
 }
 
 /* The message of a Status body, masked and cut, into a->message. */
-static void status_message(struct kube_answer *a, const struct body *b)
+static void status_message(struct kube_answer *a, const struct curlbody *b)
 {
 	const char *m = json_string_value(json_object_get(a->body, "message"));
 
@@ -167,7 +132,7 @@ int kube_request(struct kube *k, const char *method, const char *path,
 		 const json_t *body, const char *content_type,
 		 struct kube_answer *a, char *err, size_t errlen)
 {
-	struct body b = { NULL, 0, false };
+	struct curlbody b = CURLBODY_INIT(BODY_MAX);
 	struct curl_slist *headers = NULL;
 	char ct[128], cerr[CURL_ERROR_SIZE] = "", *url = NULL, *sent = NULL;
 	CURL *h = k->curl;
@@ -205,7 +170,7 @@ int kube_request(struct kube *k, const char *method, const char *path,
 	    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L) ||
 	    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method) ||
 	    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers) ||
-	    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, take_body) ||
+	    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, curlbody_take) ||
 	    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b) ||
 	    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr) ||
 	    (sent && curl_easy_setopt(h, CURLOPT_POSTFIELDS, sent)) ||

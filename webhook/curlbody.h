@@ -1,0 +1,27 @@
+/*
+ * curlbody.h - a response body that libcurl writes into, capped.
+ */
+#ifndef CURLBODY_H
+#define CURLBODY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A body of at most max bytes, kept NUL-terminated; data is malloc'd. */
+struct curlbody {
+	char *data;
+	size_t len;
+	size_t max;
+	bool too_long; /* the sender went past max: the transfer was cut */
+};
+
+#define CURLBODY_INIT(max) { NULL, 0, (max), false }
+
+/*
+ * A CURLOPT_WRITEFUNCTION for a struct curlbody (CURLOPT_WRITEDATA).  It
+ * stops the transfer (CURLE_WRITE_ERROR) past b->max bytes, with
+ * b->too_long set, or when memory runs out.
+ */
+size_t curlbody_take(char *ptr, size_t size, size_t n, void *b);
+
+#endif /* CURLBODY_H */
