@@ -15,10 +15,13 @@ usage: seeds.py OUTDIR
   OUTDIR/yaml/     a selector byte, then YAML streams and manifests
   OUTDIR/prefix/   the first KiB of every fixture's review, written as the
                    API server writes it, and a few starts made by hand
+  OUTDIR/hami/     HAMi's device-config.yaml of the fixtures, and the
+                   YAML streams
 """
 import copy
 import json
 import os
+import shutil
 import sys
 
 QUANTITIES = ["0", "1", "-1", "+1", "1.5", ".5", "5.", "500m", "1n", "1u",
@@ -152,7 +155,7 @@ def config_tail(raw, selector):
 
 def main():
     out = sys.argv[1]
-    for sub in ("review", "policy", "quantity", "pick", "yaml", "prefix"):
+    for sub in ("review", "policy", "quantity", "pick", "yaml", "prefix", "hami"):
         os.makedirs(os.path.join(out, sub), exist_ok=True)
     root = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cases")
     quantities = set(QUANTITIES)
@@ -210,6 +213,12 @@ def main():
             with open(os.path.join(out, "yaml", "y%02d-%d" % (i, selector)),
                       "wb") as f:
                 f.write(bytes([selector]) + text)
+    hami = os.path.join(os.path.dirname(__file__), "..", "fixtures", "hami")
+    for name in sorted(os.listdir(hami)) if os.path.isdir(hami) else []:
+        shutil.copyfile(os.path.join(hami, name), os.path.join(out, "hami", name))
+    for i, text in enumerate(YAML):
+        with open(os.path.join(out, "hami", "y%02d" % i), "wb") as f:
+            f.write(text)
     for i, q in enumerate(sorted(quantities)):
         with open(os.path.join(out, "quantity", "q%03d" % i), "w") as f:
             f.write(q)
