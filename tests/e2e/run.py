@@ -100,6 +100,9 @@ TEST_NAMESPACES = ("e2e-reinvoke", "e2e-v1beta1", "e2e-ert", "e2e-failure",
 # webhook configurations select no namespace.
 CERTS_RELEASE = "certs-e2e"
 CERTS_FULLNAME = f"{CERTS_RELEASE}-vgpu-webhook"
+# The chart names its cluster-scoped objects FULLNAME-NAMESPACE.
+WEBHOOK_CONFIG = f"{RELEASE}-{RELEASE_NS}"
+CERTS_CONFIG = f"{CERTS_FULLNAME}-{RELEASE_NS}"
 CERTS_SA = f"system:serviceaccount:{RELEASE_NS}:{CERTS_FULLNAME}-certs"
 CERTS_SETUP_SA = f"system:serviceaccount:{RELEASE_NS}:{CERTS_FULLNAME}-certs-setup"
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
@@ -1553,7 +1556,7 @@ class Suite:
         ns, name = "e2e-guards", "guard-target"
         key = "hami.io/vgpu-node"
         rc, out, err = cl.kubectl(["get", "validatingwebhookconfiguration",
-                                   f"{RELEASE}-{RELEASE_NS}", "-o", "json"])
+                                   WEBHOOK_CONFIG, "-o", "json"])
         if t.check(rc == 0, "the chart's ValidatingWebhookConfiguration is applied", err.strip()):
             wh = json.loads(out)["webhooks"][0]
             svc = wh["clientConfig"].get("service") or {}
@@ -1959,7 +1962,7 @@ class Suite:
         self.settle()
         try:
             for kind in configs:
-                rc, out, err = cl.kubectl(["get", kind.lower(), RELEASE, "-o", "json"])
+                rc, out, err = cl.kubectl(["get", kind.lower(), WEBHOOK_CONFIG, "-o", "json"])
                 t.equal(json.loads(out)["webhooks"][0]["failurePolicy"] if rc == 0 else err,
                         "Ignore", f"the chart's {kind} fails open")
             self.depth_cases(t, ns, key)
@@ -2183,9 +2186,9 @@ class Suite:
         out = []
         for path in (f"/api/v1/namespaces/{RELEASE_NS}/secrets/{CERTS_FULLNAME}-tls",
                      f"/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/"
-                     f"{CERTS_FULLNAME}",
+                     f"{CERTS_CONFIG}",
                      f"/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/"
-                     f"{CERTS_FULLNAME}"):
+                     f"{CERTS_CONFIG}"):
             code, body = self.cl.api("GET", path)
             out.append(body if code == 200 else None)
         return out
@@ -2332,11 +2335,13 @@ class Suite:
             t.check(rc == 1 and f'get secret "{RELEASE_NS}/other": http 403: secrets "other" '
                     'is forbidden' in err, "another Secret: 403 with the API server's message",
                     err)
-            rc, _, err = self.certs_run(["certs", "cleanup", "--webhook", RELEASE], CERTS_SA)
-            t.check(rc == 1 and f'delete mutatingwebhookconfiguration "{RELEASE}": http 403' in err,
+            rc, _, err = self.certs_run(["certs", "cleanup", "--webhook", WEBHOOK_CONFIG],
+                                        CERTS_SA)
+            t.check(rc == 1 and
+                    f'delete mutatingwebhookconfiguration "{WEBHOOK_CONFIG}": http 403' in err,
                     "the account cannot delete another webhook configuration", err)
             t.check(self.cl.api("GET", "/apis/admissionregistration.k8s.io/v1/"
-                                f"mutatingwebhookconfigurations/{RELEASE}")[0] == 200,
+                                f"mutatingwebhookconfigurations/{WEBHOOK_CONFIG}")[0] == 200,
                     "the suite's own webhook configuration is still there")
 
             # pre-delete
@@ -2351,8 +2356,8 @@ class Suite:
             t.summary = "Secret made, caBundles set, idempotent, renewed, cleaned up"
         finally:
             for kind, name, ns in (("secret", f"{CERTS_FULLNAME}-tls", RELEASE_NS),
-                                   ("mutatingwebhookconfiguration", CERTS_FULLNAME, None),
-                                   ("validatingwebhookconfiguration", CERTS_FULLNAME, None)):
+                                   ("mutatingwebhookconfiguration", CERTS_CONFIG, None),
+                                   ("validatingwebhookconfiguration", CERTS_CONFIG, None)):
                 cl.kubectl(["delete", kind, name, "--ignore-not-found"] +
                            (["-n", ns] if ns else []))
             for o in rbac:
