@@ -929,6 +929,9 @@ static int read_profile(struct cfgread *r, size_t pi, const json_t *v,
 	return rc;
 }
 
+/* The most podLabels-over-namespace profile combinations a config makes. */
+#define PROFILE_LAYERS_MAX 4096
+
 /*
  * Builds the configs of the podLabels profile p (profiles[pi], JSON v)
  * over each of the nns namespace profiles of cfg: a copy of its config
@@ -987,6 +990,7 @@ static int build_profiles(struct config *cfg, char *err, size_t errlen)
 	struct cfgread r = { "-", err, errlen, CFGKEY_READ_FILE, false, NULL,
 			     0 };
 	size_t n = json_array_size(cfg->profiles_json), i, nns = 0;
+	size_t nlabels = 0;
 	char msg[512];
 
 	profiles_free(cfg->profiles, cfg->nprofiles);
@@ -1013,7 +1017,16 @@ static int build_profiles(struct config *cfg, char *err, size_t errlen)
 			p->ns_ordinal = ++nns;
 	}
 	/* Once every namespace profile is built: each podLabels profile
-	 * over each of them. */
+	 * over each of them.  Each combination is a whole config (about
+	 * 5 KB), so their number is bounded. */
+	for (i = 0; i < n; i++)
+		nlabels += cfg->profiles[i].nlabels != 0;
+	if (nns && nlabels > PROFILE_LAYERS_MAX / nns)
+		return text_errorf(err, errlen,
+				   "profiles: %zu podLabels profiles over %zu "
+				   "namespace profiles make %zu combinations, "
+				   "more than %d", nlabels, nns, nlabels * nns,
+				   PROFILE_LAYERS_MAX);
 	for (i = 0; nns && i < n; i++) {
 		struct profile *p = &cfg->profiles[i];
 		size_t j;

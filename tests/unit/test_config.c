@@ -573,6 +573,52 @@ static void test_config__profiles_over_namespace(void **state)
 	config_release(&cfg);
 }
 
+/* Builds {"profiles": [nns namespace profiles, nl podLabels profiles]}. */
+static char *many_profiles(size_t nns, size_t nl)
+{
+	json_t *list = json_array(), *top;
+	char name[32];
+	size_t i;
+	char *text;
+
+	for (i = 0; i < nns + nl; i++) {
+		snprintf(name, sizeof(name), "%s%zu", i < nns ? "ns" : "l", i);
+		json_array_append_new(list, i < nns ?
+			json_pack("{ss s[s]}", "name", name, "namespaces", name) :
+			json_pack("{ss s{ss}}", "name", name, "podLabels", "k", name));
+	}
+	top = json_pack("{so}", "profiles", list);
+	text = json_dumps(top, 0);
+	json_decref(top);
+	return text;
+}
+
+/* The podLabels-over-namespace combinations are bounded: 64 x 64 is
+ * built, 65 x 65 refused with the count. */
+static void test_config__profile_combinations_bounded(void **state)
+{
+	struct config cfg;
+	char err[512];
+	char *text;
+
+	(void)state;
+	text = many_profiles(64, 64);
+	assert_non_null(text);
+	if (load(&cfg, text, err, sizeof(err)))
+		fail_msg("64 x 64: %s", err);
+	assert_int_equal(cfg.profiles[64].nlayered, 64);
+	config_release(&cfg);
+	free(text);
+	text = many_profiles(65, 65);
+	assert_non_null(text);
+	assert_int_equal(load(&cfg, text, err, sizeof(err)), -1);
+	if (!strstr(err, "65 podLabels profiles over 65 namespace profiles "
+			 "make 4225 combinations, more than 4096"))
+		fail_msg("message: %s", err);
+	config_release(&cfg);
+	free(text);
+}
+
 static void test_config__profile_refusals(void **state)
 {
 	static const struct {
@@ -1115,6 +1161,7 @@ int main(void)
 		cmocka_unit_test(test_config__profiles),
 		cmocka_unit_test(test_config__profiles_over_namespace),
 		cmocka_unit_test(test_config__profile_refusals),
+		cmocka_unit_test(test_config__profile_combinations_bounded),
 		cmocka_unit_test(test_config__every_key_round_trips),
 		cmocka_unit_test(test_config__chart_schema_and_values),
 	};
