@@ -32,6 +32,7 @@ struct entry {
 	unsigned char phase;
 	bool closing;       /* shut down, not yet unregistered */
 	bool keyed;         /* has an address, counted in the address table */
+	bool settled;       /* its body is whole: never closed for memory */
 	bool doomed;        /* chosen to be closed (conns_take(), locked) */
 	uint32_t prev;      /* the progress list (open entries), or the */
 	uint32_t next;      /* free list (next only) */
@@ -333,7 +334,7 @@ int conns_open(struct conns *c, int fd, const struct sockaddr *sa,
 	x->phase = PHASE_OPENING;
 	x->closing = false;
 	x->keyed = keyed;
-	x->doomed = false;
+	x->settled = x->doomed = false;
 	x->held = 0;
 	if (keyed) {
 		memcpy(x->key, key, 16);
@@ -406,8 +407,8 @@ static void roll(const struct conns *c, struct entry *x, uint64_t now)
 /*
  * Progress of connection id (open): the tail of the progress list, in
  * phase, and a new start for its deadlines when restart.  A new phase
- * starts the rate of the next body with a window of grace: it counts as
- * slow_bytes.
+ * ends the body of the last request (not settled) and starts the rate of
+ * the next with a window of grace: it counts as slow_bytes.
  */
 static void progress(struct conns *c, int id, enum phase phase, bool restart)
 {
@@ -422,6 +423,7 @@ static void progress(struct conns *c, int id, enum phase phase, bool restart)
 		x->last = c->lim.clock();
 		if (restart)
 			x->start = x->last;
+		x->settled = false;
 		x->win = x->last;
 		x->bytes = 0;
 		x->before = c->lim.slow_bytes;
@@ -457,10 +459,22 @@ void conns_touch(struct conns *c, int id, size_t n)
 	pthread_mutex_unlock(&c->lock);
 }
 
+void conns_settle(struct conns *c, int id)
+{
+	struct entry *x;
+
+	pthread_mutex_lock(&c->lock);
+	x = open_entry(c, id);
+	if (x)
+		x->settled = true;
+	pthread_mutex_unlock(&c->lock);
+}
+
 /*
  * The open entry other than self, not yet doomed, that may be closed for
  * memory and holds the most (of two, the one whose last byte is older):
- * it holds some, and it received fewer than slow_bytes lately (rate_of()); of key when key is not NULL.  NONE when
+ * it holds some, its body is not whole, and it received fewer than
+ * slow_bytes lately (rate_of()); of key when key is not NULL.  NONE when
  * there is none.  Looks at every entry: called only
  * when memory is short.
  */
@@ -473,7 +487,7 @@ static uint32_t slowest(const struct conns *c, uint32_t self,
 		const struct entry *x = &c->e[id];
 
 		if (id == self || x->fd < 0 || x->closing || x->doomed ||
-		    !x->held ||
+		    !x->held || x->settled ||
 		    rate_of(c, x, now) >= c->lim.slow_bytes ||
 		    (key && (!x->keyed || memcmp(x->key, key, 16))))
 			continue;
@@ -635,7 +649,7 @@ unsigned conns_reap(struct conns *c)
 		next = x->next;
 		if (now - x->start >= limit ||
 		    (c->draining && x->phase == PHASE_REQUEST &&
-		     now - x->last >= c->stall_ns)) {
+		     !x->settled && now - x->last >= c->stall_ns)) {
 			shut(c, id, reasons[x->phase]);
 			n++;
 		}

@@ -25,7 +25,8 @@
  * holding memory whose bodies are slow may be closed for it: those that
  * received fewer than slow_bytes of body (conns_touch()) in the last
  * slow_ns (to 2 * slow_ns), the first slow_ns of a request counting as
- * fast.  Slowness is a rate, not the age of the last byte, so a client
+ * fast, and whose bodies are not whole (conns_settle()).  Slowness is a
+ * rate, not the age of the last byte, so a client
  * that trickles a byte now and then is as slow as one that stopped.  The
  * one holding the most goes first, and none goes unless that makes the
  * room needed (conns_take()).  What a closed connection
@@ -151,6 +152,13 @@ void conns_close(struct conns *c, int id);
 void conns_touch(struct conns *c, int id, size_t n);
 
 /*
+ * The body of connection id's request is whole and being decided: until
+ * the request ends (conns_end(), conns_begin()) it is never closed for
+ * memory, nor for want of progress while draining (its deadline stays).
+ */
+void conns_settle(struct conns *c, int id);
+
+/*
  * Takes memory of the ledger for open connection id: want bytes when they
  * fit, else need bytes (0 < need <= want) when they fit, else need bytes
  * once slow holders (see above; of its address when the share of its
@@ -173,8 +181,8 @@ void conns_give(struct conns *c, int id, size_t n);
  * The server drains: every idle connection is closed now, and from now on
  * each as soon as it is idle (reason idle), and a request without progress
  * (its headers, a byte of its body) for stall_ns is closed (reason
- * request) by conns_reap() before its deadline.  Returns how many were
- * closed now.
+ * request) by conns_reap() before its deadline, unless its body is whole
+ * (conns_settle()).  Returns how many were closed now.
  */
 unsigned conns_drain(struct conns *c, uint64_t stall_ns);
 

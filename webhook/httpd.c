@@ -547,6 +547,7 @@ static void request_end(struct httpd *s, struct conn *c)
 static void answer(struct httpd *s, struct conn *c, const char *body,
 		   size_t len)
 {
+	conns_settle(s->lis[0].conns, c->id);
 	memset(&c->reply, 0, sizeof(c->reply));
 	(c->validate ? s->cfg.validate : s->cfg.handle)(s->cfg.arg, body, len,
 							c->started, &c->reply);

@@ -647,9 +647,55 @@ static void test_conns__memory_tricklers(void **state)
 }
 
 /*
+ * A body that is whole (conns_settle()) is never closed for memory,
+ * however long it is being decided; one that is not, as slow, is.  The
+ * next request of the connection is judged again.
+ */
+static void test_conns__memory_settled(void **state)
+{
+	struct conns *c = ledger();
+	struct sockaddr_storage one = ipv4("10.0.0.1"), two = ipv4("10.0.0.2");
+	struct sockaddr_storage three = ipv4("10.0.0.3");
+	struct pair a = open_from(c, &one), b = open_from(c, &two);
+	struct pair d = open_from(c, &three);
+
+	(void)state;
+	conns_begin(c, a.id);
+	conns_touch(c, a.id, 50);
+	assert_int_equal(take(c, a.id, 50), 0);
+	conns_settle(c, a.id);
+	conns_begin(c, d.id);
+	conns_touch(c, d.id, 30);
+	assert_int_equal(take(c, d.id, 30), 0);
+	now_ns += 2 * S;
+	conns_touch(c, b.id, 40);
+	assert_int_equal(take(c, b.id, 40), 0);
+	assert_true(is_shut(&d));
+	assert_false(is_shut(&a));
+	assert_int_equal(take(c, b.id, 11), -1);
+	assert_false(is_shut(&a));
+	/* a answered, its memory given back; its next body is judged. */
+	conns_give(c, a.id, 50);
+	conns_end(c, a.id);
+	conns_begin(c, a.id);
+	conns_touch(c, a.id, 50);
+	assert_int_equal(take(c, a.id, 50), 0);
+	now_ns += 2 * S;
+	conns_touch(c, b.id, 40);
+	assert_int_equal(take(c, b.id, 11), 0);
+	assert_true(is_shut(&a));
+	assert_int_equal(closed(c, CONNS_MEMORY), 2);
+	drop(c, &a);
+	drop(c, &b);
+	drop(c, &d);
+	conns_destroy(c);
+}
+
+/*
  * Draining: idle connections are closed at once, and each as it becomes
  * idle; a request without progress for stall_ns is closed by the reaper
- * long before its deadline, one with progress is not; a connection still
+ * long before its deadline, one with progress is not, nor one whose body
+ * is whole and being decided (until its deadline); a connection still
  * opening keeps its deadline.
  */
 static void test_conns__drain(void **state)
@@ -657,12 +703,16 @@ static void test_conns__drain(void **state)
 	struct conns *c = registry(8, 8, 0);
 	struct pair idle = open_from(c, NULL), stalled = open_from(c, NULL);
 	struct pair busy = open_from(c, NULL), opening = open_from(c, NULL);
+	struct pair deciding = open_from(c, NULL);
 
 	(void)state;
 	conns_begin(c, idle.id);
 	conns_end(c, idle.id);
 	conns_begin(c, stalled.id);
 	conns_begin(c, busy.id);
+	conns_begin(c, deciding.id);
+	conns_touch(c, deciding.id, 100);
+	conns_settle(c, deciding.id);
 	assert_int_equal(conns_drain(c, 5 * S), 1);
 	assert_true(is_shut(&idle));
 	assert_false(is_shut(&stalled) || is_shut(&busy) || is_shut(&opening));
@@ -672,7 +722,7 @@ static void test_conns__drain(void **state)
 	now_ns += 2 * S;
 	assert_int_equal(conns_reap(c), 1);
 	assert_true(is_shut(&stalled));
-	assert_false(is_shut(&busy) || is_shut(&opening));
+	assert_false(is_shut(&busy) || is_shut(&opening) || is_shut(&deciding));
 	conns_end(c, busy.id);
 	assert_true(is_shut(&busy));
 	assert_false(is_shut(&opening));
@@ -681,10 +731,15 @@ static void test_conns__drain(void **state)
 	now_ns += 5 * S;
 	assert_int_equal(conns_reap(c), 1);
 	assert_true(is_shut(&opening));
+	assert_false(is_shut(&deciding));
+	now_ns += 20 * S; /* its deadline: 30 s from the accept */
+	assert_int_equal(conns_reap(c), 1);
+	assert_true(is_shut(&deciding));
 	drop(c, &idle);
 	drop(c, &stalled);
 	drop(c, &busy);
 	drop(c, &opening);
+	drop(c, &deciding);
 	conns_destroy(c);
 }
 
@@ -752,6 +807,7 @@ int main(void)
 		cmocka_unit_test(test_conns__memory_eviction),
 		cmocka_unit_test(test_conns__memory_no_waste),
 		cmocka_unit_test(test_conns__memory_tricklers),
+		cmocka_unit_test(test_conns__memory_settled),
 		cmocka_unit_test(test_conns__touch_is_progress),
 		cmocka_unit_test(test_conns__refuse),
 		cmocka_unit_test(test_conns__drain),
