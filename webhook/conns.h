@@ -26,10 +26,10 @@
  * received fewer than slow_bytes of body (conns_touch()) in the last
  * slow_ns (to 2 * slow_ns), the first slow_ns of a request counting as
  * fast, and whose bodies are not whole (conns_settle()).  Slowness is a
- * rate, not the age of the last byte, so a client
- * that trickles a byte now and then is as slow as one that stopped.  The
- * one holding the most goes first, and none goes unless that makes the
- * room needed (conns_take()).  What a closed connection
+ * rate, not the age of the last byte, so a client that trickles a byte
+ * now and then is as slow as one that stopped.  The one holding the most
+ * goes first, and none goes unless that makes the room needed
+ * (conns_take()).  What a closed connection
  * held is counted free at once; its buffer is freed by its own thread as
  * the connection closes, a moment later, so the memory in use may pass
  * `memory` by the buffers of connections closing.
@@ -182,7 +182,10 @@ void conns_give(struct conns *c, int id, size_t n);
  * each as soon as it is idle (reason idle), and a request without progress
  * (its headers, a byte of its body) for stall_ns is closed (reason
  * request) by conns_reap() before its deadline, unless its body is whole
- * (conns_settle()).  Returns how many were closed now.
+ * (conns_settle()).  "Idle" is the phase between an answer and the next
+ * request's headers: a connection whose next headers have come in part is
+ * idle (the server is not told of them).  A connection still opening keeps
+ * its deadline.  Returns how many were closed now.
  */
 unsigned conns_drain(struct conns *c, uint64_t stall_ns);
 

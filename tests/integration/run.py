@@ -1286,14 +1286,21 @@ def test_sigterm_drains(env):
 
 
 def test_drain_closes_idle_and_stalled(env):
-    """At SIGTERM an idle keep-alive connection is closed at once, and a
-    request whose body stopped coming is closed 5 s after its last byte,
-    not at its 30 s deadline: the process then exits 0."""
+    """At SIGTERM an idle keep-alive connection is closed at once, and so
+    is one on which the next request's headers came only in part (the
+    server is not told of them: it is idle); a request whose body stopped
+    coming is closed 5 s after its last byte, not at its 30 s deadline:
+    the process then exits 0."""
     srv = Server(env.certs)
     try:
         idle = srv.conn()
         review = good_review()
         check_good_answer(*srv.post(review, conn=idle), review)
+        partial = srv.raw_tls(timeout=20)
+        data = json.dumps(review).encode()
+        partial.sendall(request_head(len(data)) + data)
+        check_good_answer(*read_response(partial), review)
+        partial.sendall(request_head(len(data))[:40])
         data = json.dumps(good_review()).encode()
         stalled = srv.raw_tls(timeout=20)
         stalled.sendall(request_head(len(data)) + data[:100])
@@ -1304,8 +1311,10 @@ def test_drain_closes_idle_and_stalled(env):
         t0 = time.monotonic()
         srv.proc.send_signal(signal.SIGTERM)
         assert closed_by_peer(idle.sock, 1.0), "idle connection kept"
+        assert closed_by_peer(partial, 1.0), "half-headers connection kept"
         assert time.monotonic() - t0 < 1.5
         idle.close()
+        partial.close()
         assert closed_by_peer(stalled, 10.0), "stalled request kept"
         took = time.monotonic() - t0
         assert 4 <= took < 7, took
