@@ -543,11 +543,17 @@ static void request_end(struct httpd *s, struct conn *c)
 	memset(&c->reply, 0, sizeof(c->reply));
 }
 
-/* Calls the handler on body[0..len); the body buffer is then freed. */
+/*
+ * Calls the handler on body[0..len); the body buffer is then freed.  A
+ * body that holds memory is settled first, so that it is not closed for
+ * memory, nor as stalled by a drain, while it is decided; one that came
+ * in one piece holds none and is decided at once (no lock taken).
+ */
 static void answer(struct httpd *s, struct conn *c, const char *body,
 		   size_t len)
 {
-	conns_settle(s->lis[0].conns, c->id);
+	if (c->reserved)
+		conns_settle(s->lis[0].conns, c->id);
 	memset(&c->reply, 0, sizeof(c->reply));
 	(c->validate ? s->cfg.validate : s->cfg.handle)(s->cfg.arg, body, len,
 							c->started, &c->reply);
