@@ -2228,6 +2228,35 @@ def test_hami_device_config(helm, default_render):
     T.check("hami-device-config: a ConfigMap name that is not DNS-1123 is refused",
             rc != 0 and "configMap" in err, err.strip())
 
+    # HAMi's families are not in config.devices: the matchConditions would
+    # never send their pods.  Off, unless resourceNames lists them.
+    cm = "hami.deviceConfig.configMap=hami-scheduler-device"
+    r = render("hami-device-config-1.30", sets=[cm], kube="1.30.0")
+    if r:
+        T.equal("hami-device-config-1.30: no matchConditions on the mutating webhook",
+                mutate_condition(r), None)
+        text = notes_text(sets=[cm], kube="1.30.0")
+        T.check("hami-device-config-1.30: NOTES says every pod CREATE is sent, and why",
+                "every pod CREATE" in text and "hami.deviceConfig.resourceNames" in text,
+                text[-900:])
+    r = render("hami-device-config-names", sets=[
+        cm, "hami.deviceConfig.resourceNames={example.com/vgpu,example.com/vgpu-memory}"],
+        kube="1.30.0")
+    if r:
+        expr = mutate_condition(r)
+        if T.check("hami-device-config-names: matchConditions kept with resourceNames",
+                   expr is not None):
+            T.check("hami-device-config-names: they name HAMi's and config.devices' resources",
+                    '"example.com/vgpu"' in expr and '"example.com/vgpu-memory"' in expr and
+                    '"nvidia.com/gpu"' in expr, expr)
+            check_cel("hami-device-config-names", expr, [
+                (w, create_vars(o), want) for w, o, want in (
+                    ("a pod of HAMi's family", pod([ctr("a", {"example.com/vgpu": "1"})]), True),
+                    ("a CPU-only pod", pod([ctr("a", {"cpu": "1"})]), False))])
+    rc, _, err = helm_template(sets=[cm, "hami.deviceConfig.resourceNames={Bad Name}"])
+    T.check("hami-device-config: a resource name that is not one is refused",
+            rc != 0 and "resourceNames" in err, err.strip())
+
 
 @checks
 def test_tls_values(helm, default_render):
