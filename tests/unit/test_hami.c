@@ -182,6 +182,15 @@ static void test_hami__refusals(void **state)
 		{ "nvidia:\n  resourceCountName: a.io/g\n"
 		  "  resourceMemoryName: a.io/m\n  gpuCorePolicy: always\n",
 		  "nvidia.gpuCorePolicy: \"always\" is not one of" },
+		/* Values are masked (a control byte dropped) and cut to 47
+		 * characters (behaviour §2.3). */
+		{ "nvidia:\n  resourceCountName: a.io/g\n"
+		  "  resourceMemoryName: a.io/m\n  gpuCorePolicy: \"al\\eways\"\n",
+		  "nvidia.gpuCorePolicy: \"always\" is not one of" },
+		{ "nvidia:\n  resourceCountName: a.io/g\n"
+		  "  resourceMemoryName: a.io/m\n  runtimeClassName: "
+		  "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB\n",
+		  "nvidia.runtimeClassName: \"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB...\" is not a DNS-1123 subdomain" },
 		{ "nvidia:\n  resourceCountName: gpu\n  resourceMemoryName: a.io/m\n",
 		  "nvidia.resourceCountName: \"gpu\" is not a valid extended resource name" },
 		{ "nvidia:\n  resourceCountName: a.io/g\n"
