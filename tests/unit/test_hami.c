@@ -337,6 +337,9 @@ static void test_hami__build_file_devices_win(void **state)
 	assert_string_equal(cfg.devices[0].name, "gpu");
 	assert_int_equal(cfg.devices[0].family.default_memory, 7);
 	assert_string_equal(cfg.devices[1].name, "cambricon");
+	/* HAMi's nvidia, left out (it shares nvidia.com/gpu), is named. */
+	assert_non_null(cfg.hami_dropped);
+	assert_string_equal(cfg.hami_dropped, "nvidia");
 	config_release(&cfg);
 
 	/* Same name, other resources: still the file's. */
@@ -351,6 +354,7 @@ static void test_hami__build_file_devices_win(void **state)
 	assert_int_equal(cfg.ndevices, 2);
 	assert_string_equal(cfg.devices[0].resource[VGPU_COUNT], "c.io/n");
 	assert_string_equal(cfg.devices[1].name, "nvidia");
+	assert_string_equal(cfg.hami_dropped, "cambricon");
 	config_release(&cfg);
 }
 
