@@ -87,6 +87,9 @@ BAD_VALUES = {
         {"hami": {"deviceConfig": {"configMap": "Hami_device"}}}, "configMap"),
     "/properties/hami/properties/deviceConfig/properties/key": (
         {"hami": {"deviceConfig": {"configMap": "h", "key": "a/b.yaml"}}}, "key"),
+    "/properties/hami/properties/deviceConfig/properties/resourceNames/items": (
+        {"hami": {"deviceConfig": {"configMap": "h", "resourceNames": ["a.io/Bad Name"]}}},
+        "resourceNames"),
     "/properties/fullnameOverride": ({"fullnameOverride": "Bad_Name-x"}, "fullnameOverride"),
     # a registry is host[:port][/path], never a URL
     "/properties/image/properties/registry": (
