@@ -568,6 +568,7 @@ int config_init(struct config *cfg)
 
 void config_release(struct config *cfg)
 {
+	free(cfg->hami_dropped);
 	profiles_free(cfg->profiles, cfg->nprofiles);
 	cfgkey_release(config_keys, cfg);
 	memset(cfg, 0, sizeof(*cfg));
@@ -1106,9 +1107,25 @@ static bool family_clashes(const struct config *cfg, const json_t *h)
 	return false;
 }
 
+/* Appends name to cfg->hami_dropped ("a, b").  Returns 0, or -1 out of
+ * memory. */
+static int note_dropped(struct config *cfg, const char *name)
+{
+	size_t old = cfg->hami_dropped ? strlen(cfg->hami_dropped) : 0;
+	size_t n = old + (old ? 2 : 0) + strlen(name ? name : "") + 1;
+	char *s = realloc(cfg->hami_dropped, n);
+
+	if (!s)
+		return -1;
+	snprintf(s + old, n - old, "%s%s", old ? ", " : "", name ? name : "");
+	cfg->hami_dropped = s;
+	return 0;
+}
+
 /*
  * After a file that gave its own `devices`: the families of HAMi's file
- * (hami) that clash with none of them follow them (behaviour §2.3).
+ * (hami) that clash with none of them follow them (behaviour §2.3); the
+ * others are named in cfg->hami_dropped.
  */
 static int add_hami_families(struct config *cfg, const char *path,
 			     const json_t *hami, char *err, size_t errlen)
@@ -1121,8 +1138,13 @@ static int add_hami_families(struct config *cfg, const char *path,
 	if (!list)
 		return text_errorf(err, errlen, "out of memory");
 	json_array_foreach(hami, i, h) {
-		if (family_clashes(cfg, h))
+		if (family_clashes(cfg, h)) {
+			if (note_dropped(cfg, json_string_value(json_object_get(h, "name")))) {
+				json_decref(list);
+				return text_errorf(err, errlen, "out of memory");
+			}
 			continue;
+		}
 		if (json_array_append(list, (json_t *)h)) {
 			json_decref(list);
 			return text_errorf(err, errlen, "out of memory");

@@ -71,6 +71,10 @@ struct config {
 	json_t *profiles_json;   /* the file's "profiles", or NULL */
 	struct profile *profiles;
 	size_t nprofiles;
+	/* The names of the families of HAMi's file that config_build() left
+	 * out because they share a name or a resource name with one of the
+	 * file's own `devices`, "a, b" (malloc'd), or NULL: top level only. */
+	char *hami_dropped;
 };
 
 /*

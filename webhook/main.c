@@ -46,7 +46,8 @@ enum command {
 #define ON_CHECK (1u << CMD_CHECK)
 #define ON_DEFAULT (1u << CMD_DEFAULT)
 #define ON_ENSURE (1u << CMD_ENSURE)
-#define ON_CERTS (ON_ENSURE | 1u << CMD_CLEANUP)
+#define ON_CLEANUP (1u << CMD_CLEANUP)
+#define ON_CERTS (ON_ENSURE | ON_CLEANUP)
 #define ON_EVERY \
 	(ON_SERVE | 1u << CMD_REVIEW | 1u << CMD_DEFAULT | 1u << CMD_VERSION)
 #define ON_OFFLINE (1u << CMD_REVIEW | 1u << CMD_DEFAULT)
@@ -155,13 +156,18 @@ static const struct flag flags[] = {
 	{ "resource", ON_CHECK, "NAME", "count resource (default nvidia.com/gpu)", set_check, NULL },
 	{ "timeout", ON_CHECK, "SECONDS", "for the whole request (default 10)", set_check, NULL },
 	/* certs ensure and cleanup (set_certs tells them apart by name) */
-	{ "namespace", ON_ENSURE, "NS", "of the Secret and the Service (required)", set_certs, NULL },
+	{ "namespace", ON_CERTS, "NS", "of the Secret and the Service (ensure:\nrequired), of the Helm release (cleanup)",
+	  set_certs, NULL },
 	{ "secret", ON_ENSURE, "NAME", "the kubernetes.io/tls Secret (required)", set_certs, NULL },
 	{ "service", ON_ENSURE, "NAME", "the Service the names are of (required)", set_certs, NULL },
 	{ "cluster-domain", ON_ENSURE, "D", "of the last name (default cluster.local)", set_certs, NULL },
 	{ "validity", ON_ENSURE, "DURATION", "of a new CA and certificate (default\n365d; s, m, h or d)",
 	  set_certs, NULL },
 	{ "renew-before", ON_ENSURE, "DURATION", "renew what expires within this (default\n30d)",
+	  set_certs, NULL },
+	{ "create-only", ON_ENSURE, NULL, "keep a Secret that exists (renewal is left\nto a later run)",
+	  set_certs, NULL },
+	{ "helm-release", ON_CLEANUP, "NAME", "delete only a configuration of this Helm\nrelease (in --namespace)",
 	  set_certs, NULL },
 	{ "webhook", ON_CERTS, "NAME", "a MutatingWebhookConfiguration", set_certs, NULL },
 	{ "validating-webhook", ON_CERTS, "NAME", "a ValidatingWebhookConfiguration", set_certs,
@@ -217,6 +223,7 @@ static void usage(FILE *out)
 		{ "flags of serve:", ON_SERVE },
 		{ "flags of check:", ON_CHECK },
 		{ "flags of certs ensure:", ON_ENSURE },
+		{ "flags of certs cleanup:", ON_CLEANUP },
 		{ "flags of certs ensure and cleanup:", ON_CERTS },
 		{ "flags of review and default:", ON_OFFLINE },
 		{ "flags of default:", ON_DEFAULT },
@@ -509,14 +516,20 @@ static int set_certs(struct args *a, const struct flag *f, const char *value,
 	const char **strings[] = {
 		&o->namespace_, &o->secret, &o->service, &o->cluster_domain,
 		&o->mutating, &o->validating, &o->kube.server, &o->kube.ca_file,
-		&o->kube.token_file,
+		&o->kube.token_file, &o->helm_release,
 	};
 	static const char *const names[] = {
 		"namespace", "secret", "service", "cluster-domain", "webhook",
 		"validating-webhook", "kube-server", "kube-ca", "kube-token-file",
+		"helm-release",
 	};
 	uint64_t v;
 	size_t i;
+
+	if (!strcmp(f->name, "create-only")) {
+		o->create_only = true;
+		return 0;
+	}
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		if (strcmp(f->name, names[i]))
