@@ -45,6 +45,7 @@ enum command {
 	CMD_CHECK,
 	CMD_ENSURE,  /* certs ensure */
 	CMD_CLEANUP, /* certs cleanup */
+	CMD_CONFIG,
 	CMD_HELP,
 	CMD_COMPLETION,
 };
@@ -54,8 +55,9 @@ enum command {
 #define ON_DEFAULT (1u << CMD_DEFAULT)
 #define ON_ENSURE (1u << CMD_ENSURE)
 #define ON_CERTS (ON_ENSURE | 1u << CMD_CLEANUP)
-#define ON_EVERY \
-	(ON_SERVE | 1u << CMD_REVIEW | 1u << CMD_DEFAULT | 1u << CMD_VERSION)
+#define ON_EVERY                                                     \
+	(ON_SERVE | 1u << CMD_REVIEW | 1u << CMD_DEFAULT | 1u << CMD_VERSION | \
+	 1u << CMD_CONFIG)
 #define ON_OFFLINE (1u << CMD_REVIEW | 1u << CMD_DEFAULT)
 
 struct flag;
@@ -110,7 +112,8 @@ static flag_set_fn set_help, set_config_file, set_hami_file, set_listen, set_met
 static const struct flag flags[] = {
 	{ "help", ON_EVERY | ON_CHECK | ON_CERTS, NULL, NULL, set_help, NULL },
 	{ "h", ON_EVERY | ON_CHECK | ON_CERTS, NULL, NULL, set_help, NULL },
-	{ "config", ON_EVERY, "FILE", "JSON policy configuration",
+	{ "config", ON_EVERY, "FILE",
+	  "policy configuration: JSON or YAML, or the\nchart's values file or ConfigMap",
 	  set_config_file, NULL },
 	{ "hami-device-config", ON_EVERY, "FILE",
 	  "HAMi's device-config.yaml (wins over\nthe key hamiDeviceConfig)",
@@ -261,6 +264,14 @@ static const struct command_info commands[] = {
 	  "0  done (one line per object on stdout)\n"
 	  "1  an API error, naming the object, the HTTP status and the message\n"
 	  "2  a usage error" },
+	{ "config", CMD_CONFIG, "",
+	  "Print the configuration the flags and files give, as the JSON\n"
+	  "file that would give it (what serve, review and default use).",
+	  PROG " config --config charts/vgpu-webhook/values.yaml\n"
+	  "kubectl -n vgpu-system get configmap vgpu-webhook-config -o yaml | "
+	  PROG " config --config /dev/stdin",
+	  "0  the configuration was printed\n"
+	  "2  a usage or configuration error" },
 	{ "version", CMD_VERSION, "",
 	  "Print the version, then the build's revision and date.",
 	  PROG " version",
@@ -317,6 +328,7 @@ static const char usage_commands[] =
 	"       " PROG " check   [flags]   check a running webhook\n"
 	"       " PROG " certs ensure  [flags]   make or renew the certificate\n"
 	"       " PROG " certs cleanup [flags]   delete the webhook configurations\n"
+	"       " PROG " config  [flags]   print the configuration\n"
 	"       " PROG " version\n"
 	"       " PROG " help [COMMAND]   a command's flags, examples and exit status\n"
 	"       " PROG " completion bash|zsh   a shell completion script\n"
@@ -364,7 +376,7 @@ static void usage(FILE *out)
 		const char *title;
 		unsigned commands;
 	} groups[] = {
-		{ "flags of serve, review and default:", ON_EVERY },
+		{ "flags of serve, review, default and config:", ON_EVERY },
 		{ "flags of serve:", ON_SERVE },
 		{ "flags of check:", ON_CHECK },
 		{ "flags of certs ensure:", ON_ENSURE },
@@ -461,8 +473,8 @@ static int usage_errorf(const struct command_info *c, const char *fmt, ...)
 static int unknown_command(const char *word)
 {
 	static const char *const words[] = { "serve", "review", "default",
-					     "check", "certs", "version",
-					     "help", "completion" };
+					     "check", "certs", "config",
+					     "version", "help", "completion" };
 	struct suggestion s = { false, 0, 0 };
 	size_t i;
 
@@ -1306,6 +1318,19 @@ out:
 	return rc;
 }
 
+/* config: cfg as its JSON file on stdout.  Returns the exit status. */
+static int print_config(const struct config *cfg)
+{
+	json_t *dump = config_dump(cfg);
+	int rc = !dump || json_dumpf(dump, stdout, JSON_INDENT(2)) ||
+		 fputc('\n', stdout) == EOF || fflush(stdout);
+
+	json_decref(dump);
+	if (rc)
+		fprintf(stderr, PROG ": config: cannot write the configuration\n");
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct args a;
@@ -1382,6 +1407,9 @@ int main(int argc, char **argv)
 		break;
 	case CMD_DEFAULT:
 		status = cmd_default_run(&cfg, a.file ? a.file : "-", &a.def);
+		break;
+	case CMD_CONFIG:
+		status = print_config(&cfg);
 		break;
 	case CMD_VERSION:
 	case CMD_CHECK:

@@ -25,7 +25,7 @@ BIN = os.environ.get("VGPU_WEBHOOK", os.path.join(ROOT, "build", "vgpu-webhook")
 MAN = os.path.join(ROOT, "docs", "vgpu-webhook.1")
 
 COMMANDS = ["serve", "review", "default", "check", "certs ensure", "certs cleanup",
-            "version", "help", "completion"]
+            "config", "version", "help", "completion"]
 
 
 def run(*args, stdin=b""):
@@ -69,6 +69,15 @@ def test_help_of_every_command_lists_its_flags():
                                    "--key-file", "--resource", "--timeout"]
 
 
+def test_commands_are_the_binarys():
+    """COMMANDS above are those of the usage: a new command is tested too."""
+    rc, out, _ = run("help")
+    usage = out.split("\n\n", 1)[0]
+    got = [re.match(r"(?:usage:)?\s+vgpu-webhook ((?:certs )?[a-z]+)", line).group(1)
+           for line in usage.splitlines()]
+    assert sorted(got) == sorted(COMMANDS)
+
+
 def test_general_help():
     for args in (["help"], ["--help"], ["-h"]):
         rc, out, _ = run(*args)
@@ -91,7 +100,7 @@ def test_general_help():
     (["review", "--namespace", "x"],
      'flag "--namespace" belongs to default and certs ensure, not to review'),
     (["check", "--config", "c.json"],
-     'flag "--config" belongs to serve, review and default, not to check'),
+     'flag "--config" belongs to serve, review, default and config, not to check'),
     (["review", "--url=x"], 'flag "--url" belongs to check, not to review'),
     # A flag without a value given one.
     (["default", "--check=true"], 'flag "--check" takes no value ("true")'),
@@ -155,7 +164,7 @@ def bash_complete(words):
 
 def test_bash_completes_commands():
     assert bash_complete(["vgpu-webhook", "de"]) == ["default"]
-    assert bash_complete(["vgpu-webhook", "c"]) == ["certs", "check", "completion"]
+    assert bash_complete(["vgpu-webhook", "c"]) == ["certs", "check", "completion", "config"]
     assert bash_complete(["vgpu-webhook", "certs", "c"]) == ["cleanup"]
     assert bash_complete(["vgpu-webhook", "completion", ""]) == ["bash", "zsh"]
 
