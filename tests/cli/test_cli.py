@@ -11,14 +11,16 @@ suite unless ALLOW_SKIP=1.
 import os
 import pty
 import re
-import select
 import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
-import time
 
 import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from ptyio import read_pty  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.environ.get("VGPU_WEBHOOK", os.path.join(ROOT, "build", "vgpu-webhook")).split()
@@ -207,18 +209,7 @@ def zsh_complete(line, timeout=5.0):
             os.execve(zsh, [zsh, "-f", "-i"], env)
 
         def read(until, limit):
-            out, end = b"", time.time() + limit
-            while time.time() < end and until not in out:
-                r, _, _ = select.select([fd], [], [], 0.05)
-                if r:
-                    try:
-                        data = os.read(fd, 65536)
-                    except OSError:
-                        break
-                    if not data:
-                        break
-                    out += data
-            return out
+            return read_pty(fd, until, limit)
         try:
             os.write(fd, ("PS1='%%%% '; fpath=(%s $fpath); autoload -U compinit; "
                           "compinit -u -D; zstyle ':completion:*' list-prompt ''; "
