@@ -292,6 +292,7 @@ static const struct command_info commands[] = {
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
+/* What the help says of cmd (serve's for an unknown value). */
 static const struct command_info *command_info(enum command cmd)
 {
 	size_t i;
@@ -1142,6 +1143,15 @@ static int parse_args(int argc, char **argv, int first, struct args *a)
 
 static int help_run(int argc, char **argv);
 
+/* The help of both certs commands on stdout.  Returns the exit status 0. */
+static int certs_help(void)
+{
+	command_help(stdout, command_info(CMD_ENSURE));
+	fputc('\n', stdout);
+	command_help(stdout, command_info(CMD_CLEANUP));
+	return 0;
+}
+
 /*
  * The command that argv[1] (and argv[2] after "certs") names into *cmd,
  * and the index of its first argument into *first.  Returns -1, or the
@@ -1176,7 +1186,7 @@ static int command_find(int argc, char **argv, enum command *cmd, int *first)
 		return -1;
 	}
 	if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")))
-		return help_run(argc - 1, argv + 1);
+		return certs_help();
 	if (argc < 3)
 		return usage_errorf(NULL, "certs: expected ensure or cleanup");
 	for (i = 0; i < 2; i++)
@@ -1217,12 +1227,8 @@ static int help_run(int argc, char **argv)
 			command_help(stdout, &commands[i]);
 			return 0;
 		}
-	if (!strcmp(name, "certs")) {
-		command_help(stdout, command_info(CMD_ENSURE));
-		fputc('\n', stdout);
-		command_help(stdout, command_info(CMD_CLEANUP));
-		return 0;
-	}
+	if (!strcmp(name, "certs"))
+		return certs_help();
 	return unknown_command(name);
 }
 

@@ -80,6 +80,15 @@ def test_commands_are_the_binarys():
     assert sorted(got) == sorted(COMMANDS)
 
 
+def test_help_of_certs():
+    """certs alone: the help of both its commands."""
+    rc, out, _ = run("help", "certs")
+    assert rc == 0 and "usage: vgpu-webhook certs ensure" in out and \
+        "usage: vgpu-webhook certs cleanup" in out
+    for args in (["certs", "--help"], ["certs", "-h"], ["--help", "certs"]):
+        assert run(*args) == (0, out, ""), args
+
+
 def test_general_help():
     for args in (["help"], ["--help"], ["-h"]):
         rc, out, _ = run(*args)
