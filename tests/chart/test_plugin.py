@@ -173,3 +173,21 @@ def test_warnings_reach_the_terminal(env):
     assert os.waitstatus_to_exitcode(status) == 0, out
     assert b'warning: Deployment default/trainer: container "cuda": set ' \
            b'nvidia.com/gpumem=5000 (defaultMemory)' in out, out
+
+
+def test_install_stops_on_a_denial(env):
+    """helm install renders as helm template does: a denial stops it with the
+    reason, before anything is sent (--dry-run=client needs no cluster)."""
+    rc, out, err = helm(env, "install", "rel", APP, "--dry-run=client", "--set", "pin=true",
+                        "--post-renderer", "vgpu-webhook")
+    assert rc != 0 and err.startswith("Error: INSTALLATION FAILED: "), err
+    assert 'spec.nodeName "gpu-node-7" bypasses the vGPU scheduler' in err, err
+    rc, out, err = helm(env, "install", "rel", APP, "--dry-run=client", "--namespace", "ml",
+                        "--post-renderer", "vgpu-webhook",
+                        "--post-renderer-args", "--namespace=ml")
+    assert rc == 0, err
+    manifest = out.split("MANIFEST:", 1)[1]
+    trainer = objects(manifest)[("Deployment", "trainer")]["spec"]["template"]["spec"]
+    assert trainer["schedulerName"] == "hami-scheduler", manifest
+    assert '# vgpu-webhook: warning: Deployment ml/trainer: container "cuda": set ' \
+           'nvidia.com/gpumem=5000 (defaultMemory)' in manifest
