@@ -7,7 +7,8 @@
 #                   minute; installs nothing)
 #   make test       install what is missing, then run every test suite
 #                   (make suites: the same without the install step)
-#   make install    PREFIX=/usr/local DESTDIR= (binary, library, header, .pc)
+#   make install    PREFIX=/usr/local DESTDIR= (binary, library, header, .pc,
+#                   man page, bash and zsh completion)
 #
 # A plain `make` only builds: it never installs packages (make deps does).
 #
@@ -297,6 +298,16 @@ install: build
 	ln -sf libvgpu.so.0 $(DESTDIR)$(PREFIX)/lib/libvgpu.so
 	install -m 644 lib/vgpu.h $(DESTDIR)$(PREFIX)/include/vgpu.h
 	install -m 644 $(PC) $(DESTDIR)$(PREFIX)/lib/pkgconfig/vgpu.pc
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions
+	install -m 644 docs/vgpu-webhook.1 $(DESTDIR)$(PREFIX)/share/man/man1/vgpu-webhook.1
+	$(BIN) completion bash >$(BUILD)/vgpu-webhook.bash
+	$(BIN) completion zsh >$(BUILD)/_vgpu-webhook
+	install -m 644 $(BUILD)/vgpu-webhook.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/vgpu-webhook
+	install -m 644 $(BUILD)/_vgpu-webhook \
+		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_vgpu-webhook
 
 clean:
 	rm -rf build

@@ -2458,3 +2458,46 @@ def test_package(helm):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__] + sys.argv[1:]))
+
+
+# --- the values file as the binary's --config ------------------------------
+
+def config_show(path):
+    """`vgpu-webhook config --config PATH`: (rc, the configuration, stderr)."""
+    p = subprocess.run([BIN, "config", "--config", path], capture_output=True,
+                       text=True, timeout=60)
+    return p.returncode, (json.loads(p.stdout) if p.returncode == 0 else None), p.stderr
+
+
+def configmap_text(r):
+    """The ConfigMap document of render r, as helm template wrote it."""
+    for doc in re.split(r"(?m)^---\s*$", r.text):
+        if re.search(r"(?m)^kind: ConfigMap$", doc) and "config.json:" in doc:
+            return doc
+    return None
+
+
+@checks
+def test_values_as_config(helm, default_render, full_render):
+    """--config takes the chart's values file (its config key) and the rendered
+    ConfigMap (its data."config.json"), with the configuration config.json gives."""
+    T.section("the values file and the ConfigMap as --config")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, r, values in (
+                ("default", default_render, os.path.join(CHART, "values.yaml")),
+                ("full-config", full_render, ci_values("full-config"))):
+            if not r:
+                continue
+            rendered = os.path.join(tmp, name + "-config.json")
+            write(rendered, r.one("ConfigMap")["data"]["config.json"])
+            cm = os.path.join(tmp, name + "-configmap.yaml")
+            write(cm, configmap_text(r) or "")
+            rc, want, err = config_show(rendered)
+            if not T.check(f"{name}: config --config config.json (rendered)", rc == 0, err):
+                continue
+            for label, path in (("the values file " + os.path.relpath(values, ROOT), values),
+                                ("the rendered ConfigMap document", cm)):
+                rc, got, err = config_show(path)
+                T.check(f"{name}: config --config {label}: read", rc == 0, err)
+                if rc == 0:
+                    T.equal(f"{name}: {label} gives what config.json gives", got, want)
