@@ -259,14 +259,15 @@ static const struct command_info commands[] = {
 	  "kubernetes.io/tls Secret, and put the CA into the caBundle of\n"
 	  "the webhook configurations.",
 	  PROG " certs ensure --namespace vgpu-system --secret vgpu-webhook-tls "
-	  "--service vgpu-webhook --webhook vgpu-webhook",
+	  "--service vgpu-webhook --webhook vgpu-webhook-vgpu-system",
 	  "0  done (one line per object on stdout)\n"
 	  "1  an API error, naming the object, the HTTP status and the message\n"
 	  "2  a usage error" },
 	{ "certs cleanup", CMD_CLEANUP, "",
 	  "Delete the webhook configurations (before the server goes away).",
-	  PROG " certs cleanup --webhook vgpu-webhook --validating-webhook "
-	  "vgpu-webhook-guards",
+	  PROG " certs cleanup --namespace vgpu-system --helm-release "
+	  "vgpu-webhook --webhook vgpu-webhook-vgpu-system "
+	  "--validating-webhook vgpu-webhook-vgpu-system",
 	  "0  done (one line per object on stdout)\n"
 	  "1  an API error, naming the object, the HTTP status and the message\n"
 	  "2  a usage error" },

@@ -109,7 +109,7 @@ def test_general_help():
     # A flag of another command: where it belongs, not a guess.
     (["default", "--listen", ":1"], 'flag "--listen" belongs to serve, not to default'),
     (["review", "--namespace", "x"],
-     'flag "--namespace" belongs to default and certs ensure, not to review'),
+     'flag "--namespace" belongs to default, certs ensure and certs cleanup, not to review'),
     (["check", "--config", "c.json"],
      'flag "--config" belongs to serve, review, default and config, not to check'),
     (["review", "--url=x"], 'flag "--url" belongs to check, not to review'),
