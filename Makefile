@@ -201,7 +201,7 @@ PYTEST = $(PYTHON) -m pytest $(PYTEST_FLAGS) \
 # on manifests (tests/manifests), judged by go-yaml v2.
 fixtures: fixtures-corpus
 	@VGPU_WEBHOOK="$(TEST_WRAPPER) $(BIN)" $(PYTEST) \
-		tests/manifests/test_manifests.py
+		tests/manifests/test_manifests.py tests/manifests/test_krm.py
 
 # The corpus alone (FIXTURES_K: some cases only, a pytest -k selection).
 fixtures-corpus: $(BIN)

@@ -79,7 +79,9 @@ int cmd_default_run(const struct config *cfg, const char *path,
 	status = manifest_default(cfg, body, len, opt, &out, &msgs);
 	free(body);
 	fwrite(msgs.s ? msgs.s : "", 1, msgs.len, stderr);
-	if (status == MANIFEST_OK && out.len) {
+	/* out is empty unless it is to be written: a ResourceList is written
+	 * with its results even when an object is denied. */
+	if (out.len) {
 		fwrite(out.s, 1, out.len, stdout);
 		if (fflush(stdout)) {
 			fprintf(stderr, PROG ": cannot write the output\n");

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "addr.h"
 #include "arena.h"
@@ -742,15 +743,19 @@ int main(int argc, char **argv)
 	int status, first = 2;
 
 	arena_setup();
-	if (argc < 2)
+	if (argc < 2 && isatty(STDIN_FILENO))
 		return usage_error("a command is required", NULL);
-	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
-	    !strcmp(argv[1], "-h")) {
+	if (argc > 1 && (!strcmp(argv[1], "help") ||
+			 !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		usage(stdout);
 		return 0;
 	}
 	memset(&a, 0, sizeof(a));
-	if (!strcmp(argv[1], "serve"))
+	/* kustomize runs an exec KRM function without arguments: its
+	 * ResourceList on stdin goes to `default` (behaviour §8). */
+	if (argc < 2)
+		a.cmd = CMD_DEFAULT, a.def.resource_list = true, first = 1;
+	else if (!strcmp(argv[1], "serve"))
 		a.cmd = CMD_SERVE;
 	else if (!strcmp(argv[1], "review"))
 		a.cmd = CMD_REVIEW;

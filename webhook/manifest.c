@@ -97,6 +97,9 @@ struct run {
 	bool unknown;      /* a kind not known asks for a GPU */
 	const char *in;    /* the input, for the documents kept as they are */
 	json_t *results;   /* a ResourceList's: the results to add, or NULL */
+	const json_t *old_results; /* the results it came with, or NULL */
+	bool krm;          /* the input is a ResourceList (KRM function) */
+	size_t objects;    /* documents that were not empty, so far */
 };
 
 /* Whether v is the string lit. */
@@ -227,10 +230,24 @@ struct object_run {
 	size_t ops;
 };
 
+/* Whether the array list (or NULL) holds a value equal to res. */
+static bool has_result(const json_t *list, const json_t *res)
+{
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach(list, i, v)
+		if (json_equal(v, res))
+			return true;
+	return false;
+}
+
 /*
  * A KRM result (kyaml's framework.Result) for o into r->results, when the
  * input is a ResourceList: severity, message, the object as resourceRef,
- * and where (a template) as field.path.
+ * and where (a template) as field.path.  A result equal to one the list
+ * holds already is not added again, so that the output of a run is a
+ * fixed point.
  */
 static void add_result(struct object_run *o, const char *severity,
 		       const char *where, const char *message)
@@ -263,6 +280,11 @@ static void add_result(struct object_run *o, const char *severity,
 	if (where && where[0] &&
 	    json_object_set_new(res, "field", json_pack("{ss}", "path", where)))
 		goto fail_res;
+	if (has_result(o->r->old_results, res) ||
+	    has_result(o->r->results, res)) {
+		json_decref(res);
+		return;
+	}
 	if (json_array_append_new(o->r->results, res))
 		buf_fail(o->r->msgs);
 	return;
@@ -273,7 +295,8 @@ fail_res:
 	buf_fail(o->r->msgs);
 }
 
-/* "warning: LABEL: [WHERE: ]TEXT" (where NULL or "": not named). */
+/* "warning: LABEL: [WHERE: ]TEXT" (where NULL or "": not named); with
+ * --check, only its result (a ResourceList that would change). */
 static void object_warn(struct object_run *o, const char *where,
 			const char *text)
 {
@@ -281,7 +304,9 @@ static void object_warn(struct object_run *o, const char *where,
 	struct buf msg = BUF_INIT;
 
 	buf_addf(&msg, "%s%s%s", named ? where : "", named ? ": " : "", text);
-	buf_addf(o->r->msgs, "warning: %s: %s\n", o->label, buf_str(&msg));
+	if (!o->r->opt->check)
+		buf_addf(o->r->msgs, "warning: %s: %s\n", o->label,
+			 buf_str(&msg));
 	add_result(o, "warning", where, buf_str(&msg));
 	if (buf_failed(&msg))
 		buf_fail(o->r->msgs);
@@ -379,8 +404,6 @@ static int decide_one(void *ctx, json_t *tpl, const char *where)
 		o->ops += ans.ops;
 		if (ans.ops)
 			r->changed = true;
-		if (r->opt->check)
-			break;
 		for (i = 0; i < json_array_size(ans.warnings); i++)
 			object_warn(o, where,
 				    json_string_value(json_array_get(ans.warnings,
@@ -529,13 +552,10 @@ static void check_unknown(struct object_run *o)
 		add_field(&text, json_object_get(o->obj, "kind"), "");
 		buf_add(&text, " are: its pods are not defaulted (name them in "
 			"the config's \"workloads\")");
-		if (o->r->opt->check) {
+		if (o->r->opt->check)
 			buf_addf(o->r->msgs, "%s: %s\n", o->label,
 				 buf_str(&text));
-			add_result(o, "warning", NULL, buf_str(&text));
-		} else {
-			object_warn(o, NULL, buf_str(&text));
-		}
+		object_warn(o, NULL, buf_str(&text));
 		o->r->unknown = true;
 	}
 	if (buf_failed(&text) || buf_failed(&a.where))
@@ -564,6 +584,9 @@ static void default_object(struct run *r, json_t *obj, size_t doc,
 		buf_addf(r->msgs, " (%s): %s is not a string; passed through "
 			 "unchanged\n", buf_str(&label),
 			 !json_is_string(kind) ? "kind" : "apiVersion");
+		add_result(&o, "warning", NULL, !json_is_string(kind) ?
+			   "kind is not a string; passed through unchanged" :
+			   "apiVersion is not a string; passed through unchanged");
 		goto out;
 	}
 	cw = config_workload(r->cfg, kind, api);
@@ -611,13 +634,74 @@ static bool is_list(const json_t *obj)
 	       json_is_array(json_object_get(obj, "items"));
 }
 
+/* Defaults each item of the array items (of document index). */
+static void default_items(struct run *r, json_t *items, size_t index)
+{
+	json_t *item;
+	char what[96];
+	size_t i;
+
+	json_array_foreach(items, i, item) {
+		if (!json_is_object(item)) {
+			snprintf(what, sizeof(what), "not an object but %s",
+				 jsonout_type_name(item));
+			input_error(r, index, i + 1, what);
+			continue;
+		}
+		default_object(r, item, index, i + 1);
+	}
+}
+
+/* Whether obj is a KRM ResourceList (config.kubernetes.io/v1). */
+static bool is_resource_list(const json_t *obj)
+{
+	return is_string(json_object_get(obj, "kind"), "ResourceList") &&
+	       is_string(json_object_get(obj, "apiVersion"),
+			 "config.kubernetes.io/v1");
+}
+
+/*
+ * Defaults the items of the ResourceList rl (KRM functions: kyaml's
+ * fn/framework) and adds a result for each warning and denial to its
+ * `results` (kept, and appended to, when it has some); functionConfig and
+ * every other key stay as they are.
+ */
+static void default_resource_list(struct run *r, json_t *rl, size_t index)
+{
+	json_t *items = json_object_get(rl, "items"), *old;
+	char what[96];
+
+	r->krm = true;
+	if (items && !json_is_array(items) && !json_is_null(items)) {
+		snprintf(what, sizeof(what), "ResourceList items: expected an "
+			 "array, got %s", jsonout_type_name(items));
+		input_error(r, index, 0, what);
+		return;
+	}
+	r->results = json_array();
+	if (!r->results) {
+		buf_fail(r->msgs);
+		return;
+	}
+	r->old_results = json_object_get(rl, "results");
+	default_items(r, items, index);
+	if (json_array_size(r->results)) {
+		old = json_object_get(rl, "results");
+		if (json_is_array(old) ? json_array_extend(old, r->results) :
+		    json_object_set(rl, "results", r->results))
+			buf_fail(r->msgs);
+		r->changed = true;
+	}
+	json_decref(r->results);
+	r->results = NULL;
+	r->old_results = NULL;
+}
+
 /* Defaults one document: an object or a List of objects. */
 static void default_document(struct run *r, json_t *doc, size_t index,
 			     int line)
 {
-	json_t *items, *item;
 	char what[96];
-	size_t i;
 
 	if (!json_is_object(doc)) {
 		if (line)
@@ -629,20 +713,24 @@ static void default_document(struct run *r, json_t *doc, size_t index,
 		input_error(r, index, 0, what);
 		return;
 	}
+	if (is_resource_list(doc)) {
+		if (r->objects > 1)
+			input_error(r, index, 0, "a ResourceList must be the "
+				    "only document of its stream");
+		else
+			default_resource_list(r, doc, index);
+		return;
+	}
+	if (r->krm) {
+		input_error(r, index, 0, "a ResourceList must be the only "
+			    "document of its stream");
+		return;
+	}
 	if (!is_list(doc)) {
 		default_object(r, doc, index, 0);
 		return;
 	}
-	items = json_object_get(doc, "items");
-	json_array_foreach(items, i, item) {
-		if (!json_is_object(item)) {
-			snprintf(what, sizeof(what), "not an object but %s",
-				 jsonout_type_name(item));
-			input_error(r, index, i + 1, what);
-			continue;
-		}
-		default_object(r, item, index, i + 1);
-	}
+	default_items(r, json_object_get(doc, "items"), index);
 }
 
 /* Appends doc as JSON indented by 2, then a newline. */
@@ -697,9 +785,11 @@ static int on_document(void *ctx, json_t *doc, const struct yamlio_doc *d)
 	bool before = r->changed;
 
 	r->changed = false;
-	if (!json_is_null(doc))
+	if (!json_is_null(doc)) {
+		r->objects++;
 		default_document(r, doc, d->index, d->line);
-	if (!r->input_error && !r->denied && !r->opt->check) {
+	}
+	if (!r->input_error && (!r->denied || r->krm) && !r->opt->check) {
 		if (!d->spans) {
 			if (!json_is_null(doc)) {
 				if (r->written++)
@@ -722,7 +812,7 @@ enum manifest_status manifest_default(const struct config *cfg,
 				      struct buf *out, struct buf *msgs)
 {
 	struct run r = { cfg, opt, msgs, out, 0, false, false, false, false,
-			 buf, NULL };
+			 buf, NULL, NULL, false, 0 };
 	struct pick_error perr;
 	struct yamlio_error yerr;
 	size_t tail = len;
@@ -739,7 +829,7 @@ enum manifest_status manifest_default(const struct config *cfg,
 				    "3145728 bytes");
 		else
 			default_document(&r, root, 1, 0);
-		if (!r.input_error && !r.denied && !opt->check) {
+		if (!r.input_error && (!r.denied || r.krm) && !opt->check) {
 			if (r.changed)
 				write_json(out, root);
 			else
@@ -769,9 +859,16 @@ enum manifest_status manifest_default(const struct config *cfg,
 			 "out of memory");
 		r.input_error = true;
 	}
+	if (opt->resource_list && !r.krm && !r.input_error) {
+		buf_add(msgs, "error: without a command, the input must be a "
+			"KRM ResourceList (config.kubernetes.io/v1), as kustomize "
+			"and kpt send to a function; for other input run "
+			"`vgpu-webhook default`\n");
+		r.input_error = true;
+	}
 	if (buf_failed(out) || buf_failed(msgs))
 		r.input_error = true;
-	if (r.input_error || r.denied || opt->check)
+	if (r.input_error || (r.denied && !r.krm) || opt->check)
 		buf_truncate(out, 0);
 	if (r.input_error)
 		return MANIFEST_INPUT;

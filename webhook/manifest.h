@@ -27,11 +27,15 @@ enum manifest_status {
 struct manifest_options {
 	const char *namespace_; /* for objects without one; NULL: "default" */
 	bool check;             /* say what would change, write nothing */
+	bool resource_list;     /* the input must be a ResourceList (a KRM
+				   function run without arguments) */
 };
 
 /*
  * Defaults the manifests in buf[0..len) with cfg.  The manifests go to
- * out (only when the status is MANIFEST_OK and check is off), and one
+ * out (only when the status is MANIFEST_OK and check is off; for a KRM
+ * ResourceList, also when it is MANIFEST_DENIED, its results saying why:
+ * docs/behaviour.md §8 "KRM functions"), and one
  * line per warning, denial, error or (with check) changed object goes to
  * msgs, each ending in a newline:
  *   warning: KIND NAMESPACE/NAME: TEXT
