@@ -24,6 +24,7 @@
 #include "cmd_check.h"
 #include "cmd_review.h"
 #include "cmd_serve.h"
+#include "cmd_test.h"
 #include "config.h"
 #include "file.h"
 #include "manifest.h"
@@ -41,6 +42,7 @@ enum command {
 	CMD_CHECK,
 	CMD_ENSURE,  /* certs ensure */
 	CMD_CLEANUP, /* certs cleanup */
+	CMD_TEST,
 };
 
 #define ON_SERVE (1u << CMD_SERVE)
@@ -194,6 +196,7 @@ static const char usage_commands[] =
 	"       " PROG " review  [flags] [FILE|-]   decide one AdmissionReview\n"
 	"       " PROG " default [flags] [FILE|-]   default manifests (JSON or YAML)\n"
 	"       " PROG " check   [flags]   check a running webhook\n"
+	"       " PROG " test    [DIR|FILE]   run the policy tests under DIR\n"
 	"       " PROG " certs ensure  [flags]   make or renew the certificate\n"
 	"       " PROG " certs cleanup [flags]   delete the webhook configurations\n"
 	"       " PROG " version\n"
@@ -765,6 +768,8 @@ int main(int argc, char **argv)
 		a.cmd = CMD_VERSION;
 	else if (!strcmp(argv[1], "check"))
 		a.cmd = CMD_CHECK;
+	else if (!strcmp(argv[1], "test"))
+		a.cmd = CMD_TEST;
 	else if (strcmp(argv[1], "certs"))
 		return usage_error("unknown command", argv[1]);
 	else if (argc > 2 && !strcmp(argv[2], "ensure"))
@@ -796,6 +801,10 @@ int main(int argc, char **argv)
 		status = cmd_check_options_check(&a.check, err, sizeof(err)) ?
 				 usage_error(err, NULL) :
 				 cmd_check_run(&a.check);
+		goto out;
+	}
+	if (a.cmd == CMD_TEST) {
+		status = cmd_test_run(a.file ? a.file : ".");
 		goto out;
 	}
 	if (a.cmd == CMD_ENSURE || a.cmd == CMD_CLEANUP) {
@@ -835,6 +844,7 @@ int main(int argc, char **argv)
 	case CMD_CHECK:
 	case CMD_ENSURE:
 	case CMD_CLEANUP:
+	case CMD_TEST:
 		break;
 	}
 	config_release(&cfg);

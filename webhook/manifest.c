@@ -878,3 +878,22 @@ enum manifest_status manifest_default(const struct config *cfg,
 		return MANIFEST_CHANGED;
 	return MANIFEST_OK;
 }
+
+enum manifest_status manifest_default_object(const struct config *cfg,
+					     json_t *obj,
+					     const struct manifest_options *opt,
+					     json_t *results, bool *changed)
+{
+	struct buf msgs = BUF_INIT;
+	struct run r = { cfg, opt, &msgs, NULL, 0, false, false, false, false,
+			 NULL, results, NULL, true, 0 };
+
+	default_object(&r, obj, 1, 0);
+	if (buf_failed(&msgs))
+		r.input_error = true;
+	buf_release(&msgs);
+	*changed = r.changed;
+	if (r.input_error)
+		return MANIFEST_INPUT;
+	return r.denied ? MANIFEST_DENIED : MANIFEST_OK;
+}

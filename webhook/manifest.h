@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "buf.h"
 #include "compiler.h"
 
@@ -49,5 +51,20 @@ enum manifest_status manifest_default(const struct config *cfg,
 				      const char *buf, size_t len,
 				      const struct manifest_options *opt,
 				      struct buf *out, struct buf *msgs);
+
+/*
+ * Defaults the one object obj in place (a Pod, a workload, a kind not
+ * known: §8 "Objects"), as `default` does each object of a stream, and
+ * appends to results (an array) a KRM result for each of its warnings and
+ * denials, as for an item of a ResourceList (§8 "KRM functions"):
+ * {message, severity, resourceRef[, field]}.  *changed says whether an
+ * operation applied.  Returns MANIFEST_OK (allowed), MANIFEST_DENIED, or
+ * MANIFEST_INPUT (out of memory, an error inside the object).  For `test`
+ * (cmd_test.c).
+ */
+enum manifest_status manifest_default_object(const struct config *cfg,
+					     json_t *obj,
+					     const struct manifest_options *opt,
+					     json_t *results, bool *changed);
 
 #endif /* MANIFEST_H */
