@@ -401,6 +401,7 @@ oom:
 	return -1;
 }
 
+/* Frees what o holds; o is left zeroed. */
 static void outcome_release(struct outcome *o)
 {
 	json_decref(o->warnings);
@@ -410,7 +411,11 @@ static void outcome_release(struct outcome *o)
 	memset(o, 0, sizeof(*o));
 }
 
-/* Decodes base64 text s into a new buffer; NULL when it is not base64. */
+/*
+ * Decodes the base64 text s (padding optional) into a new buffer of *len
+ * bytes that the caller frees; NULL when s holds another byte, or out of
+ * memory.
+ */
 static char *base64_decode(const char *s, size_t *len)
 {
 	static const char digits[] =
@@ -424,7 +429,7 @@ static char *base64_decode(const char *s, size_t *len)
 		return NULL;
 	for (i = 0; i < n && s[i] != '='; i++) {
 		p = strchr(digits, s[i]);
-		if (!p || !s[i]) {
+		if (!p) {
 			free(out);
 			return NULL;
 		}
@@ -594,15 +599,17 @@ static int test_objects(struct test *t, char *err, size_t errlen)
 			const json_t *items = json_object_get(d, "items");
 			const char *kind = str(d, "kind", "");
 
-			if (strlen(kind) >= 4 &&
-			    !strcmp(kind + strlen(kind) - 4, "List") &&
-			    json_is_array(items)) {
-				for (k = 0; k < json_array_size(items); k++)
-					json_array_append(t->objects,
-						json_array_get(items, k));
-			} else {
-				json_array_append(t->objects, (json_t *)d);
-			}
+			bool list = strlen(kind) >= 4 && json_is_array(items) &&
+				    !strcmp(kind + strlen(kind) - 4, "List");
+
+			for (k = 0; k < (list ? json_array_size(items) : 1); k++)
+				if (json_array_append(t->objects,
+						      list ? json_array_get(items, k) :
+						      (json_t *)d)) {
+					json_decref(docs);
+					return text_errorf(err, errlen,
+							   "out of memory");
+				}
 		}
 		json_decref(docs);
 	}
@@ -718,6 +725,7 @@ out:
 
 /* --- finding the test files --------------------------------------------- */
 
+/* qsort() order of two names: byte order. */
 static int compare_names(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
