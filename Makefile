@@ -201,10 +201,12 @@ PYTEST = $(PYTHON) -m pytest $(PYTEST_FLAGS) \
 # The recorded AdmissionReview corpus, judged by independent JSON Patch
 # implementations (python3-jsonpatch, and evanphx/json-patch in Go): first
 # the corpus itself (--lint), then the binary on each case; then `default`
-# on manifests (tests/manifests), judged by go-yaml v2.
+# on manifests (tests/manifests), judged by go-yaml v2, on KRM
+# ResourceLists, and `vgpu-webhook test` on examples/policy-tests/.
 fixtures: fixtures-corpus
 	@VGPU_WEBHOOK="$(TEST_WRAPPER) $(BIN)" $(PYTEST) \
-		tests/manifests/test_manifests.py
+		tests/manifests/test_manifests.py tests/manifests/test_krm.py \
+		tests/manifests/test_policy_tests.py
 
 # The corpus alone (FIXTURES_K: some cases only, a pytest -k selection).
 fixtures-corpus: $(BIN)

@@ -82,7 +82,9 @@ int cmd_default_run(const struct config *cfg, const char *path,
 		nswarn_manifests(cfg, opt->namespace_, body, len, &msgs);
 	free(body);
 	fwrite(msgs.s ? msgs.s : "", 1, msgs.len, stderr);
-	if (status == MANIFEST_OK && out.len) {
+	/* out is empty unless it is to be written: a ResourceList is written
+	 * with its results even when an object is denied. */
+	if (out.len) {
 		fwrite(out.s, 1, out.len, stdout);
 		if (fflush(stdout)) {
 			fprintf(stderr, PROG ": cannot write the output\n");

@@ -10,8 +10,10 @@
 #include "config.h"
 #include "file.h"
 #include "hami.h"
+#include "jsonout.h"
 #include "toleration.h"
 #include "text.h"
+#include "tplpath.h"
 #include "yamlio.h"
 
 /* ------------------------------------------------------------------------
@@ -248,6 +250,83 @@ static int profiles_read(struct cfgread *r, const struct cfgkey *k,
 	*dst = json_incref((json_t *)v);
 	return 0;
 }
+
+/*
+ * `workloads` (behaviour §8): kinds whose pod templates `default` decides,
+ * each {apiVersion, kind, templates}, the templates paths by tplpath.h.
+ * Kept as read, a checked copy.
+ */
+static int workloads_read(struct cfgread *r, const struct cfgkey *k,
+			  const char *path, const json_t *v, void *base)
+{
+	static const char *const names[] = { "apiVersion", "kind",
+					     "templates" };
+	json_t **dst = cfgkey_field(k, base), *copy;
+	const json_t *w, *x;
+	const char *key;
+	char ipath[64], msg[160];
+	size_t i, j, n;
+
+	if (!json_is_array(v))
+		return cfgkey_bad_type(r, path, "an array", v);
+	json_array_foreach(v, i, w) {
+		snprintf(ipath, sizeof(ipath), "%s[%zu]", path, i);
+		if (!json_is_object(w))
+			return cfgkey_bad_type(r, ipath, "an object", w);
+		json_object_foreach((json_t *)w, key, x) {
+			for (n = 0; n < 3 && strcmp(key, names[n]); n++)
+				;
+			if (n == 3)
+				return cfgkey_unknown(r, ipath, key);
+		}
+		for (n = 0; n < 3; n++)
+			if (!json_object_get(w, names[n]))
+				return cfgkey_missing(r, ipath, names[n]);
+		for (n = 0; n < 2; n++) {
+			x = json_object_get(w, names[n]);
+			if (!json_is_string(x) || !json_string_length(x) ||
+			    strlen(json_string_value(x)) != json_string_length(x))
+				return cfgkey_fail(r, "%s.%s: expected a non-empty "
+						   "string, got %s", ipath,
+						   names[n], json_is_string(x) ?
+						   "\"\" or a NUL byte" :
+						   jsonout_type_name(x));
+		}
+		x = json_object_get(w, "templates");
+		if (!json_is_array(x) || !json_array_size(x))
+			return cfgkey_fail(r, "%s.templates: expected a non-empty "
+					   "array, got %s", ipath,
+					   json_is_array(x) ? "[]" :
+					   jsonout_type_name(x));
+		for (j = 0; j < json_array_size(x); j++) {
+			const json_t *t = json_array_get(x, j);
+
+			if (!json_is_string(t) ||
+			    strlen(json_string_value(t)) != json_string_length(t))
+				return cfgkey_fail(r, "%s.templates[%zu]: expected "
+						   "a string, got %s", ipath, j,
+						   json_is_string(t) ?
+						   "a NUL byte" :
+						   jsonout_type_name(t));
+			if (tplpath_check(json_string_value(t), msg,
+					  sizeof(msg)))
+				return cfgkey_fail(r, "%s.templates[%zu]: "
+						   "\"%.64s\": %s", ipath, j,
+						   json_string_value(t), msg);
+		}
+	}
+	copy = json_deep_copy(v);
+	if (!copy)
+		return cfgkey_fail(r, "out of memory");
+	json_decref(*dst);
+	*dst = copy;
+	return 0;
+}
+
+static const struct cfgkey_type workloads_json = {
+	"array", workloads_read, cfgkey_json_copy, cfgkey_json_release,
+	cfgkey_json_dump
+};
 
 static const struct cfgkey_type profiles_json = {
 	"array", profiles_read, cfgkey_json_copy, cfgkey_json_release,
@@ -546,6 +625,10 @@ const struct cfgkey config_keys[] = {
 	  .keys = family_keys, .check = check_families },
 	{ .name = "guards", .type = &cfgkey_object,
 	  .where = GUARD_KEY | CFGKEY_ROOTED, .keys = guard_keys },
+	{ .name = "workloads", .type = &workloads_json,
+	  .offset = TOP(workloads_json), .where = CFGKEY_TOP, .def = "[]",
+	  .sample = "[{\"apiVersion\": \"example.com/v1\", \"kind\": \"Trainer\","
+		    " \"templates\": [\"spec.workers[].template\"]}]" },
 	{ .name = "profiles", .type = &profiles_json,
 	  .offset = TOP(profiles_json), .where = CFGKEY_TOP | CFGKEY_OWN,
 	  .sample = "[{\"name\": \"p\", \"namespaces\": [\"x\"]}]" },

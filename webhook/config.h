@@ -63,6 +63,8 @@ struct config {
 	size_t ndevices;
 	bool any_overwrite_env; /* set by config_check() */
 	struct guards guards;   /* behaviour §2.1 (guardcfg.h) */
+	json_t *workloads_json; /* `workloads` (behaviour §8), checked: an
+				   array of {apiVersion, kind, templates} */
 	/* Profiles (behaviour §2.2).  The top-level config holds the file's
 	 * `profiles` as read (checked at load) and, after config_check(),
 	 * one effective config per profile; an effective config has no

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "addr.h"
 #include "arena.h"
@@ -28,6 +29,7 @@
 #include "cmd_check.h"
 #include "cmd_review.h"
 #include "cmd_serve.h"
+#include "cmd_test.h"
 #include "config.h"
 #include "file.h"
 #include "manifest.h"
@@ -46,6 +48,7 @@ enum command {
 	CMD_ENSURE,  /* certs ensure */
 	CMD_CLEANUP, /* certs cleanup */
 	CMD_CONFIG,
+	CMD_TEST,
 	CMD_HELP,
 	CMD_COMPLETION,
 };
@@ -55,6 +58,7 @@ enum command {
 #define ON_DEFAULT (1u << CMD_DEFAULT)
 #define ON_ENSURE (1u << CMD_ENSURE)
 #define ON_CLEANUP (1u << CMD_CLEANUP)
+#define ON_TEST (1u << CMD_TEST)
 #define ON_CERTS (ON_ENSURE | ON_CLEANUP)
 #define ON_EVERY                                                     \
 	(ON_SERVE | 1u << CMD_REVIEW | 1u << CMD_DEFAULT | 1u << CMD_VERSION | \
@@ -111,8 +115,10 @@ static flag_set_fn set_help, set_config_file, set_hami_file, set_listen, set_met
 	set_group, set_namespace, set_default_check, set_certs;
 
 static const struct flag flags[] = {
-	{ "help", ON_EVERY | ON_CHECK | ON_CERTS, NULL, NULL, set_help, NULL },
-	{ "h", ON_EVERY | ON_CHECK | ON_CERTS, NULL, NULL, set_help, NULL },
+	{ "help", ON_EVERY | ON_CHECK | ON_CERTS | ON_TEST, NULL, NULL,
+	  set_help, NULL },
+	{ "h", ON_EVERY | ON_CHECK | ON_CERTS | ON_TEST, NULL, NULL, set_help,
+	  NULL },
 	{ "config", ON_EVERY, "FILE",
 	  "policy configuration: JSON or YAML, or the\nchart's values file or ConfigMap",
 	  set_config_file, NULL },
@@ -279,6 +285,15 @@ static const struct command_info commands[] = {
 	  PROG " config --config /dev/stdin",
 	  "0  the configuration was printed\n"
 	  "2  a usage or configuration error" },
+	{ "test", CMD_TEST, "[DIR|FILE]",
+	  "Run the declarative policy tests: every vgpu-webhook-test.yaml\n"
+	  "under DIR (default .), or FILE; a PASS or FAIL line per check,\n"
+	  "the first difference of a failure, then \"N passed, N failed\".",
+	  PROG " test examples/policy-tests",
+	  "0  every check passed\n"
+	  "1  a check failed\n"
+	  "2  nothing to run, a test file that cannot be read, or a usage\n"
+	  "   error" },
 	{ "version", CMD_VERSION, "",
 	  "Print the version, then the build's revision and date.",
 	  PROG " version",
@@ -334,6 +349,7 @@ static const char usage_commands[] =
 	"       " PROG " review  [flags] [FILE|-]   decide one AdmissionReview\n"
 	"       " PROG " default [flags] [FILE|-]   default manifests (JSON or YAML)\n"
 	"       " PROG " check   [flags]   check a running webhook\n"
+	"       " PROG " test    [DIR|FILE]   run the policy tests under DIR\n"
 	"       " PROG " certs ensure  [flags]   make or renew the certificate\n"
 	"       " PROG " certs cleanup [flags]   delete the webhook configurations\n"
 	"       " PROG " config  [flags]   print the configuration\n"
@@ -1360,14 +1376,22 @@ int main(int argc, char **argv)
 	int status, first = 2;
 
 	arena_setup();
-	if (argc < 2)
+	if (argc < 2 && isatty(STDIN_FILENO))
 		return usage_errorf(NULL, "a command is required");
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
 		return help_run(argc - 1, argv + 1);
 	memset(&a, 0, sizeof(a));
-	status = command_find(argc, argv, &a.cmd, &first);
-	if (status >= 0)
-		return status;
+	if (argc < 2) {
+		/* kustomize runs an exec KRM function without arguments: its
+		 * ResourceList on stdin goes to `default` (behaviour §8). */
+		a.cmd = CMD_DEFAULT;
+		a.def.resource_list = true;
+		first = 1;
+	} else {
+		status = command_find(argc, argv, &a.cmd, &first);
+		if (status >= 0)
+			return status;
+	}
 	if (a.cmd == CMD_HELP || a.cmd == CMD_COMPLETION)
 		return (a.cmd == CMD_HELP ? help_run :
 			completion_run)(argc - 1, argv + 1);
@@ -1393,6 +1417,10 @@ int main(int argc, char **argv)
 		status = cmd_check_options_check(&a.check, err, sizeof(err)) ?
 				 usage_errorf(command_info(a.cmd), "%s", err) :
 				 cmd_check_run(&a.check);
+		goto out;
+	}
+	if (a.cmd == CMD_TEST) {
+		status = cmd_test_run(a.file ? a.file : ".");
 		goto out;
 	}
 	if (a.cmd == CMD_ENSURE || a.cmd == CMD_CLEANUP) {
@@ -1435,6 +1463,7 @@ int main(int argc, char **argv)
 	case CMD_CHECK:
 	case CMD_ENSURE:
 	case CMD_CLEANUP:
+	case CMD_TEST:
 	case CMD_HELP:
 	case CMD_COMPLETION:
 		break;

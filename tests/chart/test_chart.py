@@ -68,6 +68,7 @@ BUILTIN_CONFIG = {
     "nodeNamePolicy": "deny",
     "schedulerPolicy": {"node": "", "gpu": ""},
     "hamiDeviceConfig": "",
+    "workloads": [],
     "devices": [
         {
             "name": "nvidia",

@@ -236,6 +236,15 @@ def main():
             with open(os.path.join(out, "yaml", "y%02d-%d" % (i, selector)),
                       "wb") as f:
                 f.write(bytes([selector]) + text)
+    # KRM ResourceLists recorded from kustomize and kpt (behaviour §8)
+    krm = os.path.join(os.path.dirname(__file__), "..", "manifests", "krm")
+    for name in sorted(os.listdir(krm)) if os.path.isdir(krm) else []:
+        with open(os.path.join(krm, name), "rb") as f:
+            text = f.read()
+        for selector in (0, 4):
+            with open(os.path.join(out, "yaml", "k-%s-%d" % (name, selector)),
+                      "wb") as f:
+                f.write(bytes([selector]) + text)
     hami = os.path.join(os.path.dirname(__file__), "..", "fixtures", "hami")
     for name in sorted(os.listdir(hami)) if os.path.isdir(hami) else []:
         shutil.copyfile(os.path.join(hami, name), os.path.join(out, "hami", name))
