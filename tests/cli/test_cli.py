@@ -27,7 +27,7 @@ BIN = os.environ.get("VGPU_WEBHOOK", os.path.join(ROOT, "build", "vgpu-webhook")
 MAN = os.path.join(ROOT, "docs", "vgpu-webhook.1")
 
 COMMANDS = ["serve", "review", "default", "check", "certs ensure", "certs cleanup",
-            "config", "version", "help", "completion"]
+            "config", "test", "version", "help", "completion"]
 
 
 def run(*args, stdin=b""):
