@@ -5,9 +5,11 @@
 #
 # Debian 12 does not package kustomize; Debian 13 (trixie) does, as a
 # static Go binary that runs on Debian 12.  apt-get downloads the package
-# from trixie with a private configuration under DEST (the system's
-# sources and lists are not touched), its SHA-256 is checked against the
-# value below, and only usr/bin/kustomize is unpacked.  Nothing here reads
+# from trixie, from the Debian archive this machine's apt sources already
+# use (scripts/apt-mirror.sh, for bookworm), with a private configuration
+# under DEST (the system's sources and lists are not touched); its SHA-256
+# is checked against the value below, and only usr/bin/kustomize is
+# unpacked.  Nothing here reads
 # standard input, and DEST is meant to be git-ignored.
 #
 # usage: scripts/get-kustomize.sh [DEST]
@@ -37,6 +39,11 @@ if [ ! -f "$KEYRING" ]; then
 	exit 1
 fi
 
+mirror=$("$(dirname "$0")/apt-mirror.sh" bookworm) || {
+	echo "get-kustomize: no Debian mirror in this machine's apt sources" >&2
+	exit 1
+}
+
 mkdir -p "$dest"
 work=$(mktemp -d "$dest/.get-kustomize.XXXXXX")
 work=$(cd "$work" && pwd)
@@ -44,7 +51,7 @@ trap 'rm -rf "$work"' EXIT INT TERM
 mkdir -p "$work/sources" "$work/lists/partial" "$work/cache/archives/partial"
 cat >"$work/sources/trixie.sources" <<SOURCES
 Types: deb
-URIs: http://deb.debian.org/debian
+URIs: $mirror
 Suites: trixie
 Components: main
 Architectures: amd64
