@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <curl/curl.h>
+
 #include <gnutls/gnutls.h>
 
 #include "curlbody.h"
@@ -57,4 +59,23 @@ void curlbody_release(struct curlbody *b)
 	free(b->data);
 	b->data = NULL;
 	b->len = 0;
+}
+
+int curlbody_https(void *handle, const char *ca_file, long timeout_s)
+{
+	CURL *h = handle;
+	CURLcode c;
+
+	if ((c = curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https")) ||
+	    (c = curl_easy_setopt(h, CURLOPT_SSLVERSION,
+				  (long)CURL_SSLVERSION_TLSv1_2)) ||
+	    (c = curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L)) ||
+	    (c = curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L)) ||
+	    (c = curl_easy_setopt(h, CURLOPT_CAINFO, ca_file)) ||
+	    (c = curl_easy_setopt(h, CURLOPT_CAPATH, NULL)) ||
+	    (c = curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_s * 1000)) ||
+	    (c = curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L)) ||
+	    (c = curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L)))
+		return (int)c;
+	return 0;
 }

@@ -1,5 +1,7 @@
 /*
- * curlbody.h - a response body that libcurl writes into, capped.
+ * curlbody.h - what the two HTTPS clients (check, and the Kubernetes
+ * client of certs) share: a response body that libcurl writes into,
+ * capped, and the strict transport settings.
  */
 #ifndef CURLBODY_H
 #define CURLBODY_H
@@ -30,6 +32,14 @@ struct curlbody {
  * b->too_long set, or when memory runs out.
  */
 size_t curlbody_take(char *ptr, size_t size, size_t n, void *b);
+
+/*
+ * Sets on h the transport both clients use: https only, TLS 1.2 or
+ * later, the peer and its host name verified against ca_file alone (no
+ * system store), no redirect followed, no signal, the whole request
+ * within timeout_s seconds.  Returns 0, or libcurl's error.
+ */
+int curlbody_https(void *h, const char *ca_file, long timeout_s);
 
 /* Frees b->data (zeroed first with b->wipe); b is empty afterwards. */
 void curlbody_release(struct curlbody *b);

@@ -162,15 +162,7 @@ int kube_request(struct kube *k, const char *method, const char *path,
 	snprintf(url, n, "%s%s", k->server, path);
 	curl_easy_reset(h);
 	if (curl_easy_setopt(h, CURLOPT_URL, url) ||
-	    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https") ||
-	    curl_easy_setopt(h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2) ||
-	    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L) ||
-	    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L) ||
-	    curl_easy_setopt(h, CURLOPT_CAINFO, k->ca_file) ||
-	    curl_easy_setopt(h, CURLOPT_CAPATH, NULL) ||
-	    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)k->timeout * 1000) ||
-	    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) ||
-	    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L) ||
+	    curlbody_https(h, k->ca_file, (long)k->timeout) ||
 	    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method) ||
 	    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers) ||
 	    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, curlbody_take) ||
