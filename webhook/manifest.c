@@ -753,7 +753,7 @@ static void write_json(struct buf *out, const json_t *doc)
 /*
  * Writes a changed document in the place of its text d: what came before
  * its value ("---", comments) and after it (comments, "...") as they were,
- * the value written anew.
+ * the value written anew with its comment lines put back.
  */
 static void write_changed(struct run *r, const json_t *doc,
 			  const struct yamlio_doc *d)
@@ -761,10 +761,17 @@ static void write_changed(struct run *r, const json_t *doc,
 	const char *after = r->in + d->content_end;
 	size_t n = d->end - d->content_end;
 
+	struct buf value = BUF_INIT;
+
 	buf_addn(r->out, r->in + d->start, d->content_start - d->start);
 	if (d->content_start > d->start && r->in[d->content_start - 1] != '\n')
 		buf_add(r->out, "\n"); /* "--- value" on one line */
-	yamlio_dump(r->out, doc);
+	yamlio_dump(&value, doc);
+	if (buf_failed(&value))
+		buf_fail(r->out);
+	else
+		yamlio_keep_comments(r->out, r->in, d, value.s, value.len);
+	buf_release(&value);
 	if (n && after[0] == '\n') {
 		after++;
 		n--;

@@ -322,6 +322,68 @@ def test_unchanged_stream_is_byte_identical(src):
     assert out == src
 
 
+COMMENTED = b"""\
+# Source: chart/templates/job.yaml
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: ml
+  # the team's label
+  labels:
+    team: ml
+spec:
+  template:
+    spec:
+      # GPU work
+
+      # (two groups)
+      containers:
+      - name: cuda
+        image: cuda
+        # one card
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+        command:
+        - sh
+        - -c
+        - |
+          # not a comment: the script's first line
+          echo hi
+        args: ["#not", "# a comment either"]
+      # restart
+      restartPolicy: Never
+      # last of the template
+# end of the value
+"""
+
+
+def comment_lines(text):
+    return [line for line in text.splitlines()
+            if line.lstrip().startswith(b"#") and b"not a comment" not in line]
+
+
+def test_changed_document_keeps_every_comment_line():
+    rc, out, err = run(["default", "-"], COMMENTED)
+    assert rc == 0, err
+    [job] = read_yaml(out)
+    assert job == expect_defaulted(read_yaml(COMMENTED)[0], ["spec", "template"])[0]
+    # every comment line, in its order, and each before the line it
+    # stood before
+    assert comment_lines(out) == comment_lines(COMMENTED)
+    lines = out.splitlines()
+    for comment, follows in ((b"  # the team's label", b"  labels:"),
+                             (b"      # (two groups)", b"      containers:"),
+                             (b"        # one card", b"        resources:"),
+                             (b"      # restart", b"      restartPolicy: Never")):
+        assert lines[lines.index(comment) + 1] == follows, out.decode()
+    # the block scalar's "#" line is its text, not a comment put back
+    assert out.count(b"not a comment") == 1
+    rc2, out2, _ = run(["default", "-"], out)
+    assert (rc2, out2) == (0, out)
+
+
 def test_changed_document_keeps_its_neighbours_bytes():
     other = b"# Source: cm.yaml\napiVersion: v1\nkind: ConfigMap\n" \
         b"metadata: {name: cm}   # flow\ndata: {k: 'v'}\n"
