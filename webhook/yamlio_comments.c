@@ -43,9 +43,11 @@ static struct line trimmed(struct line l)
 	return l;
 }
 
+/* A line that holds only a comment ("- # x" holds an item too). */
 static bool is_comment(struct line l)
 {
-	l = trimmed(l);
+	while (l.s < l.e && (*l.s == ' ' || *l.s == '\t'))
+		l.s++;
 	return l.s < l.e && *l.s == '#';
 }
 

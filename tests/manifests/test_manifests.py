@@ -339,7 +339,8 @@ spec:
 
       # (two groups)
       containers:
-      - name: cuda
+      - # an item that opens with a comment: not a comment line
+        name: cuda
         image: cuda
         # one card
         resources:
@@ -378,7 +379,8 @@ def test_changed_document_keeps_every_comment_line():
                              (b"        # one card", b"        resources:"),
                              (b"      # restart", b"      restartPolicy: Never")):
         assert lines[lines.index(comment) + 1] == follows, out.decode()
-    # the block scalar's "#" line is its text, not a comment put back
+    # the block scalar's "#" line is its text, not a comment put back, and
+    # an item's comment after its "- " goes with the item's line
     assert out.count(b"not a comment") == 1
     rc2, out2, _ = run(["default", "-"], out)
     assert (rc2, out2) == (0, out)
