@@ -29,6 +29,21 @@ enum config_policy {
 	CONFIG_POLICY_WARN,
 };
 
+/*
+ * How the GPUs of the pods a config applies to are allocated (allocation,
+ * behaviour §2): HAMi's scheduler and device plugin (what the webhook is
+ * for), a DRA driver that serves whole devices through their extended
+ * resource names (KEP-5004), or something the webhook leaves alone.
+ */
+enum config_allocation {
+	CONFIG_ALLOCATION_HAMI,
+	CONFIG_ALLOCATION_DRA,
+	CONFIG_ALLOCATION_OFF,
+};
+
+/* "hami", "dra" or "off". */
+const char *config_allocation_name(enum config_allocation a);
+
 /* One device family and what the webhook writes for it. */
 struct device {
 	struct vgpu_family family; /* its strings point at the fields below */
@@ -52,6 +67,7 @@ enum {
 struct profile;
 
 struct config {
+	enum config_allocation allocation;
 	char *scheduler_name;
 	bool force_overwrite_default_scheduler;
 	enum config_policy privileged_policy;

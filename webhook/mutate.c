@@ -188,6 +188,8 @@ static void wanted_env(const struct writer *w, const struct pod_container *c,
 	size_t f;
 
 	memset(values, 0, sizeof(*values) * ENV_NVARS);
+	if (cfg->allocation != CONFIG_ALLOCATION_HAMI)
+		return; /* HAMi's env, and overwriteEnv, are HAMi's only */
 	for (f = 0; f < cfg->ndevices; f++) {
 		const struct device *dev = &cfg->devices[f];
 		const struct vgpu_request *r = &c->slots[f].req;
@@ -369,7 +371,9 @@ static void write_container(struct writer *w, const struct pod_container *c)
 		w->oom = true;
 		return;
 	}
-	for (f = 0; f < cfg->ndevices; f++)
+	/* allocation dra: the count passes unchanged, nothing is added. */
+	for (f = 0; cfg->allocation == CONFIG_ALLOCATION_HAMI &&
+		    f < cfg->ndevices; f++)
 		collect_resources(w, c, &cfg->devices[f], &c->slots[f], limits,
 				  requests);
 	container_pointer(&path, c);
@@ -479,7 +483,8 @@ static void write_annotations(struct writer *w, struct buf *path)
 /*
  * The pod-level operations of a vGPU pod, in order: schedulerName,
  * tolerations, runtimeClassName, the scheduler-policy annotations (after
- * the annotation guard's removals).
+ * the annotation guard's removals).  With allocation dra only the
+ * tolerations and the removals: the rest is HAMi's.
  */
 static void write_pod_fields(struct writer *w)
 {
@@ -488,6 +493,12 @@ static void write_pod_fields(struct writer *w)
 	struct buf path = BUF_INIT;
 	size_t f;
 
+	if (cfg->allocation == CONFIG_ALLOCATION_DRA) {
+		write_tolerations(w, &path);
+		write_annotation_removals(w);
+		buf_release(&path);
+		return;
+	}
 	if (strcmp(pod->scheduler_name, cfg->scheduler_name)) {
 		buf_add(&path, "/spec/schedulerName");
 		push(w, "add", &path, json_string(cfg->scheduler_name));

@@ -138,23 +138,38 @@ static bool resolve_all(struct decider *p, struct pod *pod, struct buf *msg)
 	return !msg->len && !buf_failed(msg);
 }
 
+/*
+ * ", allocation: MODE" when cfg's allocation is not hami (behaviour §2),
+ * for the lines of a policy; "" for hami.
+ */
+static const char *mode_note(const struct config *cfg, char *out, size_t size)
+{
+	out[0] = '\0';
+	if (cfg->allocation != CONFIG_ALLOCATION_HAMI)
+		snprintf(out, size, ", allocation: %s",
+			 config_allocation_name(cfg->allocation));
+	return out;
+}
+
 /* Privileged containers and spec.nodeName (behaviour §4.6, items 1 and 2). */
 static bool check_policies(struct decider *p)
 {
 	const struct config *cfg = p->cfg;
-	char line[POD_LINE_SIZE + 160];
+	char line[POD_LINE_SIZE + 160], note[32];
 	size_t i;
 
+	mode_note(cfg, note, sizeof(note));
 	for (i = 0; i < p->pod.ncontainers; i++) {
 		const struct pod_container *c = &p->pod.containers[i];
 
 		if (!c->privileged)
 			continue;
 		snprintf(line, sizeof(line),
-			 "container \"%s\": privileged containers can see every GPU of the node (privilegedPolicy: %s)",
+			 "container \"%s\": privileged containers can see every GPU of the node (privilegedPolicy: %s%s)",
 			 c->label,
 			 cfg->privileged_policy == CONFIG_POLICY_DENY ? "deny"
-								      : "warn");
+								      : "warn",
+			 note);
 		if (cfg->privileged_policy == CONFIG_POLICY_DENY) {
 			denyf(p, 403, "%s", line);
 			return false;
@@ -163,10 +178,13 @@ static bool check_policies(struct decider *p)
 	}
 	if (p->pod.node_name[0]) {
 		snprintf(line, sizeof(line),
-			 "spec.nodeName \"%s\" bypasses the vGPU scheduler (nodeNamePolicy: %s)",
+			 "spec.nodeName \"%s\" bypasses the %s (nodeNamePolicy: %s%s)",
 			 p->pod.node_label,
+			 cfg->allocation == CONFIG_ALLOCATION_HAMI ?
+			 "vGPU scheduler" : "scheduler",
 			 cfg->node_name_policy == CONFIG_POLICY_DENY ? "deny"
-								     : "warn");
+								     : "warn",
+			 note);
 		if (cfg->node_name_policy == CONFIG_POLICY_DENY) {
 			denyf(p, 403, "%s", line);
 			return false;
@@ -176,12 +194,74 @@ static bool check_policies(struct decider *p)
 	return true;
 }
 
-/* Whether the scheduler gate (behaviour §4.4) lets the pod through. */
+/*
+ * allocation dra (behaviour §2): a DRA driver serves whole devices only,
+ * so every entry of a family's resource other than its count, in limits
+ * or requests, is an error in msg (for a denial with 422).  Returns true
+ * when there is none.
+ */
+static bool whole_devices_only(struct decider *p, const struct pod *pod,
+			       struct buf *msg)
+{
+	size_t i, f, k;
+	int res;
+
+	for (i = 0; i < pod->ncontainers; i++) {
+		const struct pod_container *c = &pod->containers[i];
+
+		for (f = 0; f < p->cfg->ndevices; f++) {
+			const struct device *dev = &p->cfg->devices[f];
+			const struct pod_slot *s = &c->slots[f];
+
+			for (res = VGPU_MEMORY; res < VGPU_NRESOURCES; res++) {
+				const char *key = dev->resource[res];
+				size_t len = strlen(key);
+				bool given = false;
+
+				for (k = 0; len && k < s->nlimits; k++)
+					given |= s->limits[k].key_len == len &&
+						 !memcmp(s->limits[k].key, key,
+							 len);
+				for (k = 0; len && k < s->nrequests; k++)
+					given |= s->requests[k].key_len == len &&
+						 !memcmp(s->requests[k].key,
+							 key, len);
+				if (given)
+					buf_addf(msg,
+						 "%scontainer \"%s\": %s: DRA serves whole devices only (allocation: dra); ask for %s alone",
+						 msg->len ? "; " : "", c->label,
+						 key, dev->resource[VGPU_COUNT]);
+			}
+		}
+	}
+	return !msg->len && !buf_failed(msg);
+}
+
+/*
+ * The warning of allocation off (behaviour §2) on a pod that asks for a
+ * family's resources, naming the profile that chose it.
+ */
+static void off_warning(struct decider *p)
+{
+	char profile[POD_LINE_SIZE + 16];
+
+	profile[0] = '\0';
+	if (p->cfg->profile)
+		snprintf(profile, sizeof(profile), " (profile \"%s\")",
+			 p->cfg->profile);
+	pod_warnf(p->pod_warnings, &p->oom,
+		  "allocation: off%s: vGPU resources left unchanged", profile);
+}
+
+/*
+ * Whether the scheduler gate (behaviour §4.4) lets the pod through; with
+ * allocation dra there is none (the webhook writes no schedulerName).
+ */
 static bool examined(const struct decider *p)
 {
 	const char *s = p->pod.scheduler_name;
 
-	return !s[0] ||
+	return p->cfg->allocation == CONFIG_ALLOCATION_DRA || !s[0] ||
 	       (!strcmp(s, "default-scheduler") &&
 		p->cfg->force_overwrite_default_scheduler) ||
 	       !strcmp(s, p->cfg->scheduler_name);
@@ -290,6 +370,7 @@ static bool read_part(struct decider *p, const json_t *pod,
 /* The steps of behaviour §4, from the type checks to the operations. */
 static void decide(struct decider *p, const json_t *pod)
 {
+	enum config_allocation mode = p->cfg->allocation;
 	struct buf errors = BUF_INIT;
 	struct guard_run run;
 	bool writes;
@@ -297,8 +378,11 @@ static void decide(struct decider *p, const json_t *pod)
 	if (!read_part(p, pod, POD_PART_ALL, "object", &p->pod))
 		return;
 	/* The webhook writes env only into a pod it examines and resolves
-	 * without error; the guards need to know which. */
-	writes = p->pod.napp && examined(p) &&
+	 * without error; the guards need to know which.  allocation off
+	 * writes nothing, dra no env. */
+	writes = p->pod.napp && mode != CONFIG_ALLOCATION_OFF && examined(p) &&
+		 (mode != CONFIG_ALLOCATION_DRA ||
+		  whole_devices_only(p, &p->pod, &errors)) &&
 		 resolve_all(p, &p->pod, &errors);
 	guard_start(p, &run, false);
 	guard_annotations(&run, NULL, "", NULL);
@@ -310,8 +394,10 @@ static void decide(struct decider *p, const json_t *pod)
 		denyf(p, 403, "pod has no containers");
 		goto out;
 	}
-	if (!examined(p)) {
-		if (asks_vgpu(p))
+	if (mode == CONFIG_ALLOCATION_OFF || !examined(p)) {
+		if (mode == CONFIG_ALLOCATION_OFF && asks_vgpu(p))
+			off_warning(p);
+		else if (asks_vgpu(p))
 			pod_warnf(p->d->warnings, &p->oom,
 				  "pod asks for vGPU resources but spec.schedulerName is \"%s\", not \"%s\"; left unchanged",
 				  p->pod.scheduler_label,
@@ -424,6 +510,11 @@ static void decide_ephemeral(struct decider *p)
 	guard_mounts(&run);
 	if (!guard_end(p, &run))
 		return;
+	if (p->cfg->allocation == CONFIG_ALLOCATION_OFF) {
+		if (mutate_strip(&p->pod, &p->d->patch))
+			p->oom = true;
+		return;
+	}
 	for (i = 0; i < p->pod.ncontainers; i++)
 		privileged |= p->pod.containers[i].privileged;
 	if (privileged && ephemeral_vgpu(p, old, &known) &&
