@@ -58,6 +58,8 @@ struct pod_slot {
 	json_t *request_value[VGPU_NRESOURCES]; /* by resource; NULL if none */
 	char text[2][VGPU_NRESOURCES][32];      /* JSON numbers as text */
 	struct vgpu_request req; /* zeroed; the policy resolves into it */
+	unsigned unset; /* VGPU_BIT()s of the keys whose 0 counted as not
+			   set (vgpu_resolve_flags()); the policy fills it */
 };
 
 struct pod_container {

@@ -107,7 +107,9 @@ static void denyf(struct decider *p, int code, const char *fmt, ...)
 }
 
 /*
- * Resolves every container of pod (p->pod or another view).  Returns true
+ * Resolves every container of pod (p->pod or another view), a memory or
+ * memory-percentage value of 0 counting as not set, as HAMi reads it
+ * (behaviour §3.2).  Returns true
  * when no container has an error; else msg holds every error found, for a
  * denial with 422.
  */
@@ -122,9 +124,11 @@ static bool resolve_all(struct decider *p, struct pod *pod, struct buf *msg)
 			struct pod_slot *s = &c->slots[f];
 			struct vgpu_errors errs;
 
-			if (!vgpu_resolve(&p->cfg->devices[f].family, s->limits,
-					  s->nlimits, s->requests, s->nrequests,
-					  &s->req, &errs)) {
+			if (!vgpu_resolve_flags(&p->cfg->devices[f].family,
+						VGPU_RESOLVE_ZERO_UNSET,
+						s->limits, s->nlimits,
+						s->requests, s->nrequests,
+						&s->req, &s->unset, &errs)) {
 				c->vgpu |= s->req.kind == VGPU_KIND_SHARED;
 				pod->vgpu |= c->vgpu;
 				continue;
