@@ -347,6 +347,9 @@ static const int allocation_values[] = { CONFIG_ALLOCATION_HAMI,
 					 CONFIG_ALLOCATION_OFF };
 static const char *const actions[] = { "deny", "warn", NULL };
 static const int action_values[] = { CONFIG_POLICY_DENY, CONFIG_POLICY_WARN };
+static const char *const advice[] = { "warn", "deny", "off", NULL };
+static const int advice_values[] = { CONFIG_POLICY_WARN, CONFIG_POLICY_DENY,
+				     CONFIG_POLICY_OFF };
 static const char *const scheduler_policies[] = { "", "binpack", "spread",
 						  NULL };
 static const char *const core_policies[] = { "", "default", "force",
@@ -523,6 +526,10 @@ const struct cfgkey config_keys[] = {
 	  .offset = TOP(node_name_policy),
 	  .where = CFGKEY_TOP | CFGKEY_PROFILE, .def = "\"deny\"",
 	  .sample = "\"warn\"", .choices = actions, .values = action_values },
+	{ .name = "resourceAnnotationPolicy", .type = &cfgkey_enum,
+	  .offset = TOP(resource_annotation_policy),
+	  .where = CFGKEY_TOP | CFGKEY_PROFILE, .def = "\"warn\"",
+	  .sample = "\"deny\"", .choices = advice, .values = advice_values },
 	{ .name = "schedulerPolicy", .type = &cfgkey_object,
 	  .where = CFGKEY_TOP | ANY_PROFILE, .keys = scheduler_policy_keys },
 	{ .name = "hamiDeviceConfig", .type = &cfgkey_string,

@@ -257,6 +257,65 @@ static void off_warning(struct decider *p)
 		  "allocation: off%s: vGPU resources left unchanged", profile);
 }
 
+/* Whether key, of len bytes, is a resource name of a family of cfg. */
+static bool is_resource_name(const struct config *cfg, const char *key,
+			     size_t len)
+{
+	size_t f;
+	int res;
+
+	for (f = 0; f < cfg->ndevices; f++)
+		for (res = 0; res < VGPU_NRESOURCES; res++)
+			if (strlen(cfg->devices[f].resource[res]) == len &&
+			    !memcmp(cfg->devices[f].resource[res], key, len))
+				return true;
+	return false;
+}
+
+/*
+ * resourceAnnotationPolicy (behaviour §4.3): a pod annotation or label
+ * whose key is a family's resource name does nothing; warn (each, after
+ * the container warnings) or deny with 422 (all in one message).
+ * Returns false after a denial.
+ */
+static bool check_resource_keys(struct decider *p)
+{
+	static const char *const kinds[2] = { "annotation", "label" };
+	const json_t *maps[2] = { p->pod.annotations, p->pod.labels };
+	enum config_policy policy = p->cfg->resource_annotation_policy;
+	struct buf msg = BUF_INIT;
+	const char *key;
+	json_t *v;
+	int m;
+
+	if (policy == CONFIG_POLICY_OFF)
+		return true;
+	for (m = 0; m < 2; m++) {
+		json_object_foreach((json_t *)maps[m], key, v) {
+			char line[POD_LINE_SIZE + 64];
+
+			if (!strchr(key, '/') ||
+			    !is_resource_name(p->cfg, key, strlen(key)))
+				continue;
+			snprintf(line, sizeof(line),
+				 "%s \"%s\" has no effect: resources go in a container's resources.limits",
+				 kinds[m], key);
+			if (policy == CONFIG_POLICY_WARN)
+				pod_warnf(p->pod_warnings, &p->oom, "%s", line);
+			else
+				buf_addf(&msg, "%s%s", msg.len ? "; " : "",
+					 line);
+		}
+	}
+	if (!msg.len && !buf_failed(&msg)) {
+		buf_release(&msg);
+		return true;
+	}
+	buf_add(&msg, " (resourceAnnotationPolicy: deny)");
+	deny(p, 422, &msg);
+	return false;
+}
+
 /*
  * Whether the scheduler gate (behaviour §4.4) lets the pod through; with
  * allocation dra there is none (the webhook writes no schedulerName).
@@ -398,6 +457,8 @@ static void decide(struct decider *p, const json_t *pod)
 		denyf(p, 403, "pod has no containers");
 		goto out;
 	}
+	if (!check_resource_keys(p))
+		goto out;
 	if (mode == CONFIG_ALLOCATION_OFF || !examined(p)) {
 		if (mode == CONFIG_ALLOCATION_OFF && asks_vgpu(p))
 			off_warning(p);
