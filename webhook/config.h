@@ -27,7 +27,7 @@
 enum config_policy {
 	CONFIG_POLICY_DENY,
 	CONFIG_POLICY_WARN,
-	CONFIG_POLICY_OFF, /* resourceAnnotationPolicy only */
+	CONFIG_POLICY_OFF, /* resourceAnnotationPolicy and envFromPolicy */
 };
 
 /*
@@ -73,7 +73,8 @@ struct config {
 	bool force_overwrite_default_scheduler;
 	enum config_policy privileged_policy;
 	enum config_policy node_name_policy;
-	enum config_policy resource_annotation_policy; /* behaviour §4.3a */
+	enum config_policy resource_annotation_policy; /* behaviour §4.3 */
+	enum config_policy env_from_policy;            /* behaviour §4.6 */
 	char *node_scheduler_policy; /* "", binpack or spread */
 	char *gpu_scheduler_policy;  /* "", binpack or spread */
 	char *hami_device_config;    /* hamiDeviceConfig: a path, or "" */

@@ -74,6 +74,9 @@ struct pod_container {
 	json_t *limits;
 	json_t *requests;
 	json_t *env; /* entries are objects with string name and value */
+	json_t *env_from; /* envFrom: objects whose prefix is a string and
+			     whose configMapRef and secretRef are objects
+			     with a string name */
 	json_t *mounts; /* volumeMounts: objects with a string mountPath */
 	bool privileged;
 	bool asks; /* names a resource of some family */

@@ -257,6 +257,23 @@ static void off_warning(struct decider *p)
 		  "allocation: off%s: vGPU resources left unchanged", profile);
 }
 
+/*
+ * The end of a policy that lists its lines in msg (released): true when
+ * there is none, else a denial with code whose message ends in
+ * " (KEY: deny)", and false.
+ */
+static bool deny_lines(struct decider *p, int code, struct buf *msg,
+		       const char *key)
+{
+	if (!msg->len && !buf_failed(msg)) {
+		buf_release(msg);
+		return true;
+	}
+	buf_addf(msg, " (%s: deny)", key);
+	deny(p, code, msg);
+	return false;
+}
+
 /* Whether key, of len bytes, is a resource name of a family of cfg. */
 static bool is_resource_name(const struct config *cfg, const char *key,
 			     size_t len)
@@ -307,12 +324,130 @@ static bool check_resource_keys(struct decider *p)
 					 line);
 		}
 	}
-	if (!msg.len && !buf_failed(&msg)) {
-		buf_release(&msg);
+	return deny_lines(p, 422, &msg, "resourceAnnotationPolicy");
+}
+
+/*
+ * Whether an env name that begins with prefix[0..len) can match the
+ * pattern pat: an exact name must begin with it; a pattern with `*`
+ * needs its literal start and the prefix to agree as far as both go (the
+ * `*` takes the rest of a longer prefix).
+ */
+static bool prefix_can_match(const struct pattern *pat, const char *prefix,
+			     size_t len)
+{
+	size_t n = len < pat->prefix ? len : pat->prefix;
+
+	if (!pat->wild)
+		return pat->len >= len && !memcmp(pat->text, prefix, len);
+	return !memcmp(pat->text, prefix, n);
+}
+
+/*
+ * Whether c ends up with an env entry named name that envFrom cannot
+ * override (Kubernetes lets env win over envFrom): one of the pod's that
+ * the env guard keeps, or one the webhook writes.
+ */
+static bool env_set(const struct config *cfg, const struct pod_container *c,
+		    const char *name)
+{
+	size_t i, k;
+	json_t *e;
+
+	if (mutate_env_written(cfg, c, name, NULL, 0))
 		return true;
+	json_array_foreach(c->env, i, e) {
+		const char *n = json_string_value(json_object_get(e, "name"));
+
+		if (!n || strcmp(n, name))
+			continue;
+		for (k = 0; k < c->nstrip && c->strip[k] != i; k++)
+			;
+		if (k == c->nstrip)
+			return true;
 	}
-	buf_add(&msg, " (resourceAnnotationPolicy: deny)");
-	deny(p, 422, &msg);
+	return false;
+}
+
+/*
+ * envFromPolicy (behaviour §4.6): an envFrom entry of c whose variables
+ * could carry a guarded env name (no prefix, or one that can begin a
+ * name of env.names) escapes the env guard, which sees env only.  An
+ * exact name that c's env sets anyway does not count.  Each gives a line,
+ * naming the first name that counts, in warnings (warn) or in *msg
+ * (deny).
+ */
+static void check_env_from_container(struct decider *p,
+				     const struct pod_container *c,
+				     struct buf *msg)
+{
+	const struct pattern_set *names = &p->cfg->guards.names;
+	size_t i, k;
+	json_t *e;
+
+	json_array_foreach(c->env_from, i, e) {
+		const char *prefix = json_string_value(json_object_get(e, "prefix"));
+		const json_t *cm = json_object_get(e, "configMapRef");
+		const json_t *sec = json_object_get(e, "secretRef");
+		const char *src = json_is_object(cm) ? "configMap" :
+				  json_is_object(sec) ? "secret" : "source";
+		const char *src_name = json_string_value(json_object_get(
+			json_is_object(cm) ? cm : sec, "name"));
+		char name[POD_LINE_SIZE], shown[POD_LINE_SIZE];
+		char line[3 * POD_LINE_SIZE];
+		size_t len = prefix ? strlen(prefix) : 0;
+
+		for (k = 0; k < names->n; k++)
+			if (prefix_can_match(&names->items[k], prefix ? prefix : "",
+					     len) &&
+			    (names->items[k].wild ||
+			     !env_set(p->cfg, c, names->items[k].text)))
+				break;
+		if (k == names->n)
+			continue;
+		pod_label(name, src_name ? src_name : "");
+		if (len)
+			snprintf(shown, sizeof(shown), " (prefix \"%s\")",
+				 pod_label(line, prefix));
+		else
+			shown[0] = '\0';
+		snprintf(line, sizeof(line),
+			 "container \"%s\": envFrom %s \"%s\"%s escapes the env guard: %s",
+			 c->label, src, name, shown, names->items[k].text);
+		if (p->cfg->env_from_policy == CONFIG_POLICY_WARN)
+			pod_warnf(p->pod_warnings, &p->oom, "%s", line);
+		else
+			buf_addf(msg, "%s%s", msg->len ? "; " : "", line);
+	}
+}
+
+/*
+ * envFromPolicy over every container of the view that has envFrom.
+ * Returns false after a denial (403).
+ */
+static bool check_env_from(struct decider *p)
+{
+	struct buf msg = BUF_INIT;
+	size_t i;
+
+	if (p->cfg->env_from_policy == CONFIG_POLICY_OFF ||
+	    p->cfg->guards.env_policy == GUARD_POLICY_OFF)
+		return true;
+	for (i = 0; i < p->pod.ncontainers; i++)
+		if (p->pod.containers[i].env_from)
+			check_env_from_container(p, &p->pod.containers[i],
+						 &msg);
+	return deny_lines(p, 403, &msg, "envFromPolicy");
+}
+
+/* Whether some container of the view has an envFrom entry. */
+static bool any_env_from(const struct decider *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->pod.ncontainers; i++)
+		if (json_array_size(p->pod.containers[i].env_from))
+			return true;
 	return false;
 }
 
@@ -477,6 +612,12 @@ static void decide(struct decider *p, const json_t *pod)
 	}
 	if (p->pod.vgpu && !check_policies(p))
 		goto out;
+	/* envFrom: a vGPU pod, or one where overwriteEnv writes
+	 * NVIDIA_VISIBLE_DEVICES=none. */
+	if ((p->pod.vgpu || (mode == CONFIG_ALLOCATION_HAMI &&
+			     p->cfg->any_overwrite_env)) &&
+	    any_env_from(p) && !check_env_from(p))
+		goto out;
 	if (mutate_pod(p->cfg, &p->pod, &p->d->patch, p->d->warnings))
 		p->oom = true;
 out:
@@ -558,7 +699,7 @@ static void decide_ephemeral(struct decider *p)
 {
 	const json_t *old = p->req->old;
 	struct guard_run run;
-	bool privileged = false, known;
+	bool privileged = false, known = true;
 	char err[1024];
 	size_t i;
 
@@ -584,6 +725,11 @@ static void decide_ephemeral(struct decider *p)
 		privileged |= p->pod.containers[i].privileged;
 	if (privileged && ephemeral_vgpu(p, old, &known) &&
 	    (!known || !check_policies(p)))
+		return;
+	if (any_env_from(p) &&
+	    ((p->cfg->allocation == CONFIG_ALLOCATION_HAMI &&
+	      p->cfg->any_overwrite_env) || ephemeral_vgpu(p, old, &known)) &&
+	    (!known || !check_env_from(p)))
 		return;
 	if (mutate_pod(p->cfg, &p->pod, &p->d->patch, p->d->warnings))
 		p->oom = true;

@@ -68,6 +68,7 @@ BUILTIN_CONFIG = {
     "privilegedPolicy": "deny",
     "nodeNamePolicy": "deny",
     "resourceAnnotationPolicy": "warn",
+    "envFromPolicy": "warn",
     "schedulerPolicy": {"node": "", "gpu": ""},
     "hamiDeviceConfig": "",
     "devices": [
