@@ -274,17 +274,18 @@ static bool deny_lines(struct decider *p, int code, struct buf *msg,
 	return false;
 }
 
-/* Whether key, of len bytes, is a resource name of a family of cfg. */
-static bool is_resource_name(const struct config *cfg, const char *key,
-			     size_t len)
+/* Whether key is a resource name of a family of cfg. */
+static bool is_resource_name(const struct config *cfg, const char *key)
 {
 	size_t f;
 	int res;
 
+	if (!key[0])
+		return false; /* "" is an absent resource name */
 	for (f = 0; f < cfg->ndevices; f++)
 		for (res = 0; res < VGPU_NRESOURCES; res++)
-			if (strlen(cfg->devices[f].resource[res]) == len &&
-			    !memcmp(cfg->devices[f].resource[res], key, len))
+			if (cfg->devices[f].resource[res][0] == key[0] &&
+			    !strcmp(cfg->devices[f].resource[res], key))
 				return true;
 	return false;
 }
@@ -311,8 +312,7 @@ static bool check_resource_keys(struct decider *p)
 		json_object_foreach((json_t *)maps[m], key, v) {
 			char line[POD_LINE_SIZE + 64];
 
-			if (!strchr(key, '/') ||
-			    !is_resource_name(p->cfg, key, strlen(key)))
+			if (!is_resource_name(p->cfg, key))
 				continue;
 			snprintf(line, sizeof(line),
 				 "%s \"%s\" has no effect: resources go in a container's resources.limits",
