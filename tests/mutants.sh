@@ -98,6 +98,10 @@ watch-same-bytes-reload @@ webhook/watch.c @@ s{if \(!strcmp\(sha, w->sha256\)\)
 watch-no-debounce @@ webhook/watch.c @@ s{(w->have_pending = true;)\n\t\t\treturn WATCH_SAME;}{${1}} @@ test_watch
 watch-refused-bytes-retried @@ webhook/watch.c @@ s{if \(!strcmp\(sha, w->refused\) && !retry\)}{if (0)} @@ test_watch
 watch-frees-held-values @@ webhook/watch.c @@ s{atomic_load\(&w->superseded->refs\) == 0}{atomic_load(&w->superseded->refs) >= 0} @@ test_watch
+tplpath-star-first-member-only @@ webhook/tplpath.c @@ s{rc = member\(w, &s, key, strlen\(key\), val\);\n\t\tif \(rc\)\n\t\t\treturn rc;}{return member(w, \&s, key, strlen(key), val);} @@ test_tplpath
+volcano-scheduler-not-inherited @@ webhook/manifest.c @@ s{o.inherit = json_is_string\(t\)}{o.inherit = NULL \&\& json_is_string(t)} @@ fixtures
+unknown-kind-not-scanned @@ webhook/manifest.c @@ s{if \(!cw && !w\) \{\n\t\tcheck_unknown\(&o\);}{if (!cw \&\& !w) \{} @@ fixtures
+krm-results-repeated @@ webhook/manifest.c @@ s{if \(has_result\(o->r->old_results, res\) \|\|}{if (0 \&\& has_result(o->r->old_results, res) ||} @@ fixtures
 EOF
 }
 

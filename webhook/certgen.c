@@ -28,11 +28,14 @@ void certgen_pair_release(struct certgen_pair *p)
 		return;
 	free(p->ca_crt);
 	free(p->tls_crt);
+	if (p->tls_key)
+		gnutls_memset(p->tls_key, 0, strlen(p->tls_key));
 	free(p->tls_key);
 	memset(p, 0, sizeof(*p));
 }
 
-/* A malloc'd NUL-terminated copy of a GnuTLS datum, which is freed. */
+/* A malloc'd NUL-terminated copy of a GnuTLS datum, which is wiped (it
+ * may hold a key) and freed. */
 static char *take_datum(gnutls_datum_t *d)
 {
 	char *s = malloc((size_t)d->size + 1);
@@ -41,6 +44,7 @@ static char *take_datum(gnutls_datum_t *d)
 		memcpy(s, d->data, d->size);
 		s[d->size] = '\0';
 	}
+	gnutls_memset(d->data, 0, d->size);
 	gnutls_free(d->data);
 	d->data = NULL;
 	return s;
@@ -275,6 +279,30 @@ static bool key_of(gnutls_x509_privkey_t key, gnutls_x509_crt_t crt)
 	       alen == blen && !memcmp(a, b, alen);
 }
 
+/*
+ * Whether crt is a leaf for a TLS server: basicConstraints absent or
+ * CA:FALSE, and an extended key usage that lists serverAuth (what the API
+ * server's Go client requires of it).
+ */
+static bool serving_leaf(gnutls_x509_crt_t crt)
+{
+	char oid[128];
+	size_t len;
+	unsigned i;
+	int rc;
+
+	if (gnutls_x509_crt_get_ca_status(crt, NULL) > 0)
+		return false;
+	for (i = 0;; i++) {
+		len = sizeof(oid);
+		rc = gnutls_x509_crt_get_key_purpose_oid(crt, i, oid, &len, NULL);
+		if (rc < 0)
+			return false;
+		if (!strcmp(oid, GNUTLS_KP_TLS_WWW_SERVER))
+			return true;
+	}
+}
+
 enum certgen_verdict certgen_judge(const char *ca_crt, size_t ca_len,
 				   const char *tls_crt, size_t crt_len,
 				   const char *tls_key, size_t key_len,
@@ -312,6 +340,12 @@ enum certgen_verdict certgen_judge(const char *ca_crt, size_t ca_len,
 	    status) {
 		snprintf(why, whylen, "tls.crt is not signed by the CA of ca.crt");
 		v = CERTGEN_CHAIN;
+		goto out;
+	}
+	if (!serving_leaf(crt)) {
+		snprintf(why, whylen, "tls.crt is not a serving certificate "
+				      "(CA:FALSE and extended key usage serverAuth)");
+		v = CERTGEN_PURPOSE;
 		goto out;
 	}
 	for (i = 0; i < nnames; i++) {
@@ -357,6 +391,8 @@ char *certgen_bundle(const char *ca_crt, const char *old, size_t old_len,
 	    gnutls_x509_crt_export2(prev, GNUTLS_X509_FMT_PEM, &d) >= 0 &&
 	    !(keep = take_datum(&d)))
 		*oom = 1;
+	if (*oom)
+		goto out;
 	out = malloc(calen + nl + (keep ? strlen(keep) : 0) + 1);
 	if (!out) {
 		*oom = 1;

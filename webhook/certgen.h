@@ -45,6 +45,7 @@ enum certgen_verdict {
 	CERTGEN_KEY,        /* tls.key is not the key of tls.crt */
 	CERTGEN_CHAIN,      /* tls.crt is not signed by ca.crt, or ca.crt is
 			       not a CA */
+	CERTGEN_PURPOSE,    /* tls.crt is a CA, or lacks serverAuth */
 	CERTGEN_NAMES,      /* a name is missing from tls.crt */
 	CERTGEN_NOT_YET,    /* notBefore of either is still to come */
 	CERTGEN_EXPIRING,   /* either expires within renew_before */
@@ -53,7 +54,8 @@ enum certgen_verdict {
 /*
  * Judges the stored pair (PEM texts of lengths given; NULL: absent) for
  * the names at time now: valid when the key matches, the CA signed the
- * certificate, every name is in its subjectAltName, both are valid now
+ * certificate, the certificate is CA:FALSE with extended key usage
+ * serverAuth, every name is in its subjectAltName, both are valid now
  * and neither expires within renew_before seconds.  Writes the reason
  * (or, when valid, "valid until <date>") into why[0..whylen).
  */
@@ -71,7 +73,8 @@ enum certgen_verdict certgen_judge(const char *ca_crt, size_t ca_len,
  * ca_crt, followed by the first certificate of old when that one is a
  * different certificate, still valid at now: the pods serve the previous
  * certificate until the kubelet updates their Secret volume, so both are
- * trusted until the next renewal.  Sets *oom on allocation failure.
+ * trusted until the next renewal.  On allocation failure, sets *oom and
+ * returns NULL.
  */
 char *certgen_bundle(const char *ca_crt, const char *old, size_t old_len,
 		     int64_t now, int *oom);

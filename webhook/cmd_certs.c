@@ -15,9 +15,11 @@
 #include "certgen.h"
 #include "cmd_certs.h"
 #include "kube.h"
+#include "text.h"
 
 #define PROG "vgpu-webhook certs"
 #define ADMISSION "/apis/admissionregistration.k8s.io/v1/"
+#define CMD_CERTS_TLS_TYPE "kubernetes.io/tls"
 
 static const char *const secret_keys[] = { "ca.crt", "tls.crt", "tls.key" };
 
@@ -56,12 +58,14 @@ int cmd_certs_options_check(const struct cmd_certs_options *o, int ensure,
 		bool required, dots;
 		size_t max;
 	} names[] = {
-		{ "--namespace", o->namespace_, ensure, false, 63 },
+		{ "--namespace", o->namespace_, ensure || o->helm_release, false,
+		  63 },
 		{ "--secret", o->secret, ensure, true, 253 },
 		{ "--service", o->service, ensure, false, 63 },
 		{ "--cluster-domain", o->cluster_domain, ensure, true, 253 },
 		{ "--webhook", o->mutating, false, true, 253 },
 		{ "--validating-webhook", o->validating, false, true, 253 },
+		{ "--helm-release", o->helm_release, false, true, 53 },
 	};
 	size_t i;
 
@@ -122,7 +126,7 @@ static char *b64_decode(const json_t *v, size_t *len)
 		d[out.size] = '\0';
 		*len = out.size;
 	}
-	memset(out.data, 0, out.size);
+	gnutls_memset(out.data, 0, out.size);
 	gnutls_free(out.data);
 	return d;
 }
@@ -138,25 +142,26 @@ static json_t *b64_encode(const char *s)
 	if (gnutls_base64_encode2(&in, &out) < 0)
 		return NULL;
 	v = json_stringn((const char *)out.data, out.size);
+	gnutls_memset(out.data, 0, out.size); /* may be a key's */
 	gnutls_free(out.data);
 	return v;
 }
 
 /*
- * The Secret to store: old (the one read, or NULL) with its type and data
- * replaced, or a new one.  Returns a new reference, or NULL.
+ * The Secret to store: old (the one read, or NULL) with its type and the
+ * three keys of data replaced (its other keys kept), or a new one.
+ * Returns a new reference, or NULL out of memory.
  */
 static json_t *secret_object(const struct cmd_certs_options *o,
 			     const json_t *old, const struct certgen_pair *p)
 {
 	const char *pem[] = { p->ca_crt, p->tls_crt, p->tls_key };
-	json_t *s, *data = json_object(), *meta;
+	json_t *s, *data, *meta;
 	size_t i;
 
 	if (old) {
 		s = json_deep_copy(old);
 		json_object_del(s, "stringData");
-		json_object_del(s, "immutable");
 	} else {
 		s = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}}", "apiVersion",
 			      "v1", "kind", "Secret", "metadata", "name",
@@ -165,9 +170,14 @@ static json_t *secret_object(const struct cmd_certs_options *o,
 			      "vgpu-webhook-certs");
 	}
 	meta = json_object_get(s, "metadata");
+	data = json_object_get(s, "data");
+	if (!json_is_object(data)) {
+		data = json_object();
+		if (json_object_set_new(s, "data", data))
+			data = NULL;
+	}
 	if (!s || !data || !json_is_object(meta)) {
 		json_decref(s);
-		json_decref(data);
 		return NULL;
 	}
 	json_object_del(meta, "managedFields");
@@ -175,12 +185,10 @@ static json_t *secret_object(const struct cmd_certs_options *o,
 		if (json_object_set_new(data, secret_keys[i],
 					b64_encode(pem[i]))) {
 			json_decref(s);
-			json_decref(data);
 			return NULL;
 		}
 	}
-	if (json_object_set_new(s, "data", data) ||
-	    json_object_set_new(s, "type", json_string("kubernetes.io/tls"))) {
+	if (json_object_set_new(s, "type", json_string(CMD_CERTS_TLS_TYPE))) {
 		json_decref(s);
 		return NULL;
 	}
@@ -188,9 +196,37 @@ static json_t *secret_object(const struct cmd_certs_options *o,
 }
 
 /*
+ * Why the Secret read cannot be replaced by a PUT: the API server refuses
+ * to change its type or an immutable one (422, at every run).  Writes the
+ * reason into why[0..whylen) and returns -1, or returns 0.
+ */
+static int secret_unwritable(const json_t *old, char *why, size_t whylen)
+{
+	const json_t *type = json_object_get(old, "type");
+	char shown[80];
+
+	if (json_is_true(json_object_get(old, "immutable"))) {
+		snprintf(why, whylen, "it is immutable");
+		return -1;
+	}
+	if (type && (!json_is_string(type) ||
+		     strcmp(json_string_value(type), CMD_CERTS_TLS_TYPE))) {
+		const char *t = json_is_string(type) ? json_string_value(type) :
+						       "";
+
+		text_mask_cutn(shown, sizeof(shown), t, strlen(t), 47);
+		snprintf(why, whylen, "its type is \"%s\", not " CMD_CERTS_TLS_TYPE,
+			 shown);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Makes sure the Secret holds a valid pair for the Service's names; on
- * success *ca_crt is the CA of the pair in force (malloc'd PEM).  Returns
- * 0 or 1 (after the message).
+ * success *ca_crt is the CA of the pair in force (malloc'd PEM; NULL when
+ * create_only kept a Secret without one).  Returns 0 or 1 (after the
+ * message).
  */
 static int ensure_secret(struct kube *k, const struct cmd_certs_options *o,
 			 int64_t now, char **ca_crt)
@@ -232,11 +268,21 @@ static int ensure_secret(struct kube *k, const struct cmd_certs_options *o,
 				  names, 4, now, o->renew_before, why,
 				  sizeof(why));
 	}
-	if (v == CERTGEN_VALID) {
-		printf("secret \"%s\": kept: %s\n", id, why);
+	if (v == CERTGEN_VALID || (a.status != 404 && o->create_only)) {
+		if (v == CERTGEN_VALID)
+			printf("secret \"%s\": kept: %s\n", id, why);
+		else
+			printf("secret \"%s\": kept (--create-only): %s\n", id,
+			       why);
 		*ca_crt = pem[0];
 		pem[0] = NULL;
 		rc = 0;
+		goto out;
+	}
+	if (a.status != 404 && secret_unwritable(a.body, err, sizeof(err))) {
+		fprintf(stderr,
+			PROG ": secret \"%s\": must be replaced (%s) but %s: delete it, or name another with --secret\n",
+			id, why, err);
 		goto out;
 	}
 	if (certgen_make(names, 4, now, o->validity, &p, err, sizeof(err))) {
@@ -272,11 +318,9 @@ static int ensure_secret(struct kube *k, const struct cmd_certs_options *o,
 out:
 	for (i = 0; i < 3; i++) {
 		if (pem[i])
-			memset(pem[i], 0, len[i]);
+			gnutls_memset(pem[i], 0, len[i]);
 		free(pem[i]);
 	}
-	if (p.tls_key)
-		memset(p.tls_key, 0, strlen(p.tls_key));
 	certgen_pair_release(&p);
 	json_decref(obj);
 	json_decref(a.body);
@@ -288,16 +332,19 @@ out:
  * The JSON Patch that sets the caBundle of each webhook of cfg that does
  * not start with ca_crt, each guarded by a test of the webhook's name,
  * after a test of the resourceVersion read; *changed counts them.
- * Returns a new reference, or NULL out of memory.
+ * Returns a new reference, or NULL with the reason (a webhook without a
+ * name, out of memory) in err[0..errlen).
  */
 static json_t *bundle_patch(const json_t *cfg, const char *ca_crt,
-			    int64_t now, size_t *changed)
+			    int64_t now, size_t *changed, char *err,
+			    size_t errlen)
 {
 	json_t *ops = json_array(), *hooks, *hook;
 	const json_t *rv;
 	size_t i;
 
 	*changed = 0;
+	snprintf(err, errlen, "out of memory");
 	rv = json_object_get(json_object_get(cfg, "metadata"),
 			     "resourceVersion");
 	if (!ops || json_array_append_new(ops, json_pack("{s:s, s:s, s:O}",
@@ -308,12 +355,17 @@ static json_t *bundle_patch(const json_t *cfg, const char *ca_crt,
 	hooks = json_object_get(cfg, "webhooks");
 	json_array_foreach(hooks, i, hook) {
 		json_t *cc = json_object_get(hook, "clientConfig");
+		const json_t *name = json_object_get(hook, "name");
 		size_t oldlen;
-		char *old = b64_decode(json_object_get(cc, "caBundle"), &oldlen);
-		char *want, p[64];
+		char *old, *want, p[64];
 		json_t *b64;
 		int oom;
 
+		if (!json_is_string(name)) {
+			snprintf(err, errlen, "webhook %zu has no name", i);
+			goto fail;
+		}
+		old = b64_decode(json_object_get(cc, "caBundle"), &oldlen);
 		want = certgen_bundle(ca_crt, old, oldlen, now, &oom);
 		free(old);
 		if (oom)
@@ -325,8 +377,7 @@ static json_t *bundle_patch(const json_t *cfg, const char *ca_crt,
 		snprintf(p, sizeof(p), "/webhooks/%zu/name", i);
 		if (!b64 || json_array_append_new(
 				    ops, json_pack("{s:s, s:s, s:O}", "op", "test",
-						   "path", p, "value",
-						   json_object_get(hook, "name")))) {
+						   "path", p, "value", name))) {
 			json_decref(b64);
 			goto fail;
 		}
@@ -366,9 +417,9 @@ static int ensure_bundle(struct kube *k, const char *kind, const char *what,
 		api_error(verb, name, &a);
 		goto out;
 	}
-	ops = bundle_patch(a.body, ca_crt, now, &changed);
+	ops = bundle_patch(a.body, ca_crt, now, &changed, err, sizeof(err));
 	if (!ops) {
-		fprintf(stderr, PROG ": %s \"%s\": out of memory\n", what, name);
+		fprintf(stderr, PROG ": %s \"%s\": %s\n", what, name, err);
 		goto out;
 	}
 	if (!changed) {
@@ -412,6 +463,12 @@ int cmd_certs_ensure(const struct cmd_certs_options *o)
 	}
 	if (ensure_secret(&k, o, now, &ca_crt))
 		goto out;
+	if (!ca_crt && (o->mutating || o->validating)) {
+		fprintf(stderr,
+			PROG ": secret \"%s/%s\": no ca.crt to set as the caBundle\n",
+			o->namespace_, o->secret);
+		goto out;
+	}
 	rc = 0;
 	if (o->mutating)
 		rc |= ensure_bundle(&k, "mutatingwebhookconfigurations",
@@ -427,32 +484,108 @@ out:
 	return rc;
 }
 
-/* Deletes one configuration; absent is fine.  Returns 0 or 1. */
-static int delete_config(struct kube *k, const char *kind, const char *what,
-			 const char *name)
+#define HELM_RELEASE_NAME "meta.helm.sh/release-name"
+#define HELM_RELEASE_NAMESPACE "meta.helm.sh/release-namespace"
+
+/*
+ * Whether the configuration cfg belongs to the Helm release o->helm_release
+ * in o->namespace_: Helm writes both annotations on every object it
+ * installs, and on none of its hooks; `helm template | kubectl apply`
+ * writes neither.  Otherwise writes what it carries into why[0..whylen).
+ */
+static bool helm_owned(const struct cmd_certs_options *o, const json_t *cfg,
+		       char *why, size_t whylen)
 {
-	struct kube_answer a;
-	char path[400], err[600];
+	const json_t *ann = json_object_get(json_object_get(cfg, "metadata"),
+					    "annotations");
+	const char *rel = json_string_value(json_object_get(ann, HELM_RELEASE_NAME));
+	const char *ns = json_string_value(json_object_get(ann,
+							   HELM_RELEASE_NAMESPACE));
+	char r[80], n[80];
+
+	if (rel && ns && !strcmp(rel, o->helm_release) &&
+	    !strcmp(ns, o->namespace_))
+		return true;
+	if (!rel || !ns) {
+		snprintf(why, whylen, "not installed by Helm (no " HELM_RELEASE_NAME
+				      " and " HELM_RELEASE_NAMESPACE " annotations)");
+		return false;
+	}
+	text_mask_cutn(r, sizeof(r), rel, strlen(rel), 53);
+	text_mask_cutn(n, sizeof(n), ns, strlen(ns), 63);
+	snprintf(why, whylen, "of the Helm release \"%s/%s\"", n, r);
+	return false;
+}
+
+/*
+ * Deletes one configuration; absent is fine.  With o->helm_release, only
+ * one of that release, and only the object read (its uid a
+ * precondition).  Returns 0 or 1.
+ */
+static int delete_config(struct kube *k, const struct cmd_certs_options *o,
+			 const char *kind, const char *what, const char *name)
+{
+	struct kube_answer a = { 0, NULL, "" }, g = { 0, NULL, "" };
+	char path[400], err[600], why[300], verb[100];
+	json_t *opts = NULL;
+	const json_t *uid;
+	int rc = 1;
 
 	snprintf(path, sizeof(path), ADMISSION "%s/%s", kind, name);
-	if (kube_request(k, "DELETE", path, NULL, NULL, &a, err, sizeof(err))) {
-		fprintf(stderr, PROG ": delete %s \"%s\": %s\n", what, name, err);
-		return 1;
+	if (o->helm_release) {
+		if (kube_request(k, "GET", path, NULL, NULL, &g, err,
+				 sizeof(err))) {
+			fprintf(stderr, PROG ": get %s \"%s\": %s\n", what, name,
+				err);
+			return 1;
+		}
+		if (g.status == 404) {
+			printf("%s \"%s\": already absent\n", what, name);
+			rc = 0;
+			goto out;
+		}
+		if (g.status != 200 || !g.body) {
+			snprintf(verb, sizeof(verb), "get %s", what);
+			api_error(verb, name, &g);
+			goto out;
+		}
+		if (!helm_owned(o, g.body, why, sizeof(why))) {
+			printf("%s \"%s\": kept: %s, not of the release \"%s/%s\" being deleted\n",
+			       what, name, why, o->namespace_, o->helm_release);
+			rc = 0;
+			goto out;
+		}
+		uid = json_object_get(json_object_get(g.body, "metadata"), "uid");
+		opts = json_pack("{s:s, s:s, s:{s:O}}", "apiVersion", "v1", "kind",
+				 "DeleteOptions", "preconditions", "uid",
+				 uid ? uid : json_null());
+		if (!opts) {
+			fprintf(stderr, PROG ": %s \"%s\": out of memory\n", what,
+				name);
+			goto out;
+		}
 	}
-	json_decref(a.body);
+	if (kube_request(k, "DELETE", path, opts, NULL, &a, err, sizeof(err))) {
+		fprintf(stderr, PROG ": delete %s \"%s\": %s\n", what, name, err);
+		goto out;
+	}
 	if (a.status == 404) {
 		printf("%s \"%s\": already absent\n", what, name);
-		return 0;
+		rc = 0;
+		goto out;
 	}
 	if (a.status != 200 && a.status != 202) {
-		char verb[100];
-
 		snprintf(verb, sizeof(verb), "delete %s", what);
 		api_error(verb, name, &a);
-		return 1;
+		goto out;
 	}
 	printf("%s \"%s\": deleted\n", what, name);
-	return 0;
+	rc = 0;
+out:
+	json_decref(opts);
+	json_decref(g.body);
+	json_decref(a.body);
+	return rc;
 }
 
 int cmd_certs_cleanup(const struct cmd_certs_options *o)
@@ -467,10 +600,10 @@ int cmd_certs_cleanup(const struct cmd_certs_options *o)
 	}
 	rc = 0;
 	if (o->mutating)
-		rc |= delete_config(&k, "mutatingwebhookconfigurations",
+		rc |= delete_config(&k, o, "mutatingwebhookconfigurations",
 				    "mutatingwebhookconfiguration", o->mutating);
 	if (o->validating)
-		rc |= delete_config(&k, "validatingwebhookconfigurations",
+		rc |= delete_config(&k, o, "validatingwebhookconfigurations",
 				    "validatingwebhookconfiguration",
 				    o->validating);
 out:

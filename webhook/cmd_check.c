@@ -241,15 +241,7 @@ static int setup(CURL *h, const struct cmd_check_options *o, CURLU *url,
 		curl_easy_setopt(h, CURLOPT_CONNECT_TO, *connect_to);
 	}
 	if (curl_easy_setopt(h, CURLOPT_CURLU, url) ||
-	    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https") ||
-	    curl_easy_setopt(h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2) ||
-	    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L) ||
-	    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L) ||
-	    curl_easy_setopt(h, CURLOPT_CAINFO, o->ca_file) ||
-	    curl_easy_setopt(h, CURLOPT_CAPATH, NULL) ||
-	    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)o->timeout * 1000) ||
-	    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) ||
-	    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L)) {
+	    curlbody_https(h, o->ca_file, (long)o->timeout)) {
 		snprintf(why, whylen, "libcurl refused an option");
 		goto out;
 	}

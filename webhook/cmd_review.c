@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "file.h"
 #include "manifest.h"
+#include "nswarn.h"
 #include "review.h"
 #include "version.h"
 #include "vgpu.h"
@@ -77,9 +78,13 @@ int cmd_default_run(const struct config *cfg, const char *path,
 		return 2;
 	}
 	status = manifest_default(cfg, body, len, opt, &out, &msgs);
+	if (status == MANIFEST_OK || status == MANIFEST_CHANGED)
+		nswarn_manifests(cfg, opt->namespace_, body, len, &msgs);
 	free(body);
 	fwrite(msgs.s ? msgs.s : "", 1, msgs.len, stderr);
-	if (status == MANIFEST_OK && out.len) {
+	/* out is empty unless it is to be written: a ResourceList is written
+	 * with its results even when an object is denied. */
+	if (out.len) {
 		fwrite(out.s, 1, out.len, stdout);
 		if (fflush(stdout)) {
 			fprintf(stderr, PROG ": cannot write the output\n");

@@ -251,6 +251,18 @@ static void poll_certificates(struct serve_state *st)
 
 /* --- the config file ----------------------------------------------------- */
 
+/* A warning naming the families of HAMi's file that the config file's own
+ * devices left out (config.h, hami_dropped), if any. */
+static void warn_hami_dropped(const struct config *cfg)
+{
+	if (cfg->hami_dropped)
+		log_fields(LOG_WARN,
+			   "families of HAMi's device config left out: they share a name or a resource name with a family of the config file",
+			   (struct log_field[]){
+				   LOG_STR("families", cfg->hami_dropped) },
+			   1);
+}
+
 static void poll_config(struct serve_state *st, bool now)
 {
 	const struct reload_config *cfg;
@@ -273,6 +285,7 @@ static void poll_config(struct serve_state *st, bool now)
 					   st->config.source->hami_path ?
 					   st->config.source->hami_path : "") },
 			   4);
+		warn_hami_dropped(&cfg->cfg);
 		reload_unhold(cfg);
 		break;
 	case RELOAD_REFUSED:
@@ -490,6 +503,12 @@ int cmd_serve_run(struct config *cfg, const struct cmd_serve_options *o)
 			   LOG_STR("revision", version_revision()) },
 		   6);
 	log_certificate("certificate loaded", &info);
+	{
+		const struct reload_config *held = reload_hold(&st->config);
+
+		warn_hami_dropped(&held->cfg);
+		reload_unhold(held);
+	}
 	if (info.not_after <= (int64_t)time(NULL))
 		log_warn("the serving certificate has expired; waiting for a new one in %s",
 			 o->tls_cert_file);

@@ -8,9 +8,13 @@
 #include <string.h>
 
 #include "config.h"
+#include "file.h"
 #include "hami.h"
+#include "jsonout.h"
 #include "toleration.h"
 #include "text.h"
+#include "tplpath.h"
+#include "yamlio.h"
 
 /* ------------------------------------------------------------------------
  * The types of config.c's own values: the families, their tolerations,
@@ -246,6 +250,83 @@ static int profiles_read(struct cfgread *r, const struct cfgkey *k,
 	*dst = json_incref((json_t *)v);
 	return 0;
 }
+
+/*
+ * `workloads` (behaviour §8): kinds whose pod templates `default` decides,
+ * each {apiVersion, kind, templates}, the templates paths by tplpath.h.
+ * Kept as read, a checked copy.
+ */
+static int workloads_read(struct cfgread *r, const struct cfgkey *k,
+			  const char *path, const json_t *v, void *base)
+{
+	static const char *const names[] = { "apiVersion", "kind",
+					     "templates" };
+	json_t **dst = cfgkey_field(k, base), *copy;
+	const json_t *w, *x;
+	const char *key;
+	char ipath[64], msg[160];
+	size_t i, j, n;
+
+	if (!json_is_array(v))
+		return cfgkey_bad_type(r, path, "an array", v);
+	json_array_foreach(v, i, w) {
+		snprintf(ipath, sizeof(ipath), "%s[%zu]", path, i);
+		if (!json_is_object(w))
+			return cfgkey_bad_type(r, ipath, "an object", w);
+		json_object_foreach((json_t *)w, key, x) {
+			for (n = 0; n < 3 && strcmp(key, names[n]); n++)
+				;
+			if (n == 3)
+				return cfgkey_unknown(r, ipath, key);
+		}
+		for (n = 0; n < 3; n++)
+			if (!json_object_get(w, names[n]))
+				return cfgkey_missing(r, ipath, names[n]);
+		for (n = 0; n < 2; n++) {
+			x = json_object_get(w, names[n]);
+			if (!json_is_string(x) || !json_string_length(x) ||
+			    strlen(json_string_value(x)) != json_string_length(x))
+				return cfgkey_fail(r, "%s.%s: expected a non-empty "
+						   "string, got %s", ipath,
+						   names[n], json_is_string(x) ?
+						   "\"\" or a NUL byte" :
+						   jsonout_type_name(x));
+		}
+		x = json_object_get(w, "templates");
+		if (!json_is_array(x) || !json_array_size(x))
+			return cfgkey_fail(r, "%s.templates: expected a non-empty "
+					   "array, got %s", ipath,
+					   json_is_array(x) ? "[]" :
+					   jsonout_type_name(x));
+		for (j = 0; j < json_array_size(x); j++) {
+			const json_t *t = json_array_get(x, j);
+
+			if (!json_is_string(t) ||
+			    strlen(json_string_value(t)) != json_string_length(t))
+				return cfgkey_fail(r, "%s.templates[%zu]: expected "
+						   "a string, got %s", ipath, j,
+						   json_is_string(t) ?
+						   "a NUL byte" :
+						   jsonout_type_name(t));
+			if (tplpath_check(json_string_value(t), msg,
+					  sizeof(msg)))
+				return cfgkey_fail(r, "%s.templates[%zu]: "
+						   "\"%.64s\": %s", ipath, j,
+						   json_string_value(t), msg);
+		}
+	}
+	copy = json_deep_copy(v);
+	if (!copy)
+		return cfgkey_fail(r, "out of memory");
+	json_decref(*dst);
+	*dst = copy;
+	return 0;
+}
+
+static const struct cfgkey_type workloads_json = {
+	"array", workloads_read, cfgkey_json_copy, cfgkey_json_release,
+	cfgkey_json_dump
+};
 
 static const struct cfgkey_type profiles_json = {
 	"array", profiles_read, cfgkey_json_copy, cfgkey_json_release,
@@ -565,6 +646,10 @@ const struct cfgkey config_keys[] = {
 	  .keys = family_keys, .check = check_families },
 	{ .name = "guards", .type = &cfgkey_object,
 	  .where = GUARD_KEY | CFGKEY_ROOTED, .keys = guard_keys },
+	{ .name = "workloads", .type = &workloads_json,
+	  .offset = TOP(workloads_json), .where = CFGKEY_TOP, .def = "[]",
+	  .sample = "[{\"apiVersion\": \"example.com/v1\", \"kind\": \"Trainer\","
+		    " \"templates\": [\"spec.workers[].template\"]}]" },
 	{ .name = "profiles", .type = &profiles_json,
 	  .offset = TOP(profiles_json), .where = CFGKEY_TOP | CFGKEY_OWN,
 	  .sample = "[{\"name\": \"p\", \"namespaces\": [\"x\"]}]" },
@@ -594,6 +679,7 @@ int config_init(struct config *cfg)
 
 void config_release(struct config *cfg)
 {
+	free(cfg->hami_dropped);
 	profiles_free(cfg->profiles, cfg->nprofiles);
 	cfgkey_release(config_keys, cfg);
 	memset(cfg, 0, sizeof(*cfg));
@@ -619,31 +705,205 @@ json_t *config_dump(const struct config *cfg)
  * The JSON file
  */
 
-/* Reads the decoded file root (borrowed) over cfg. */
-static int load_json(struct config *cfg, const char *path, json_t *root,
-		     char *err, size_t errlen)
+/*
+ * Reads the decoded configuration root (borrowed) over cfg; at is the key
+ * it sits under in the file ("" at the top), which begins the keys that
+ * messages name.
+ */
+static int load_json(struct config *cfg, const char *path, const char *at,
+		     json_t *root, char *err, size_t errlen)
 {
 	struct cfgread r = { path, err, errlen, CFGKEY_READ_FILE, false, NULL,
 			     0 };
 
-	return cfgkey_read_object(&r, config_keys, "", root, cfg);
+	return cfgkey_read_object(&r, config_keys, at, root, cfg);
+}
+
+/*
+ * The one document of data[0..len): JSON when its first byte after white
+ * space is "{" or "[" (jansson, with its line and column in a message),
+ * else YAML read as Kubernetes reads it (yamlio.h).  what names the text
+ * in messages.  Returns a new reference, or NULL with a message.
+ */
+static json_t *read_document(const char *what, const char *data, size_t len,
+			     char *err, size_t errlen)
+{
+	struct yamlio_error yerr;
+	json_error_t jerr;
+	json_t *docs, *doc;
+	size_t bom = len >= 3 && !memcmp(data, "\xef\xbb\xbf", 3) ? 3 : 0,
+	       i = bom;
+
+	while (i < len && (data[i] == ' ' || data[i] == '\t' ||
+			   data[i] == '\r' || data[i] == '\n'))
+		i++;
+	if (i < len && (data[i] == '{' || data[i] == '[')) {
+		doc = json_loadb(data + bom, len - bom, JSON_REJECT_DUPLICATES,
+				 &jerr);
+		if (!doc)
+			text_errorf(err, errlen,
+				    "config %s: %s (line %d, column %d)", what,
+				    jerr.text, jerr.line, jerr.column);
+		return doc;
+	}
+	docs = yamlio_load(data, len, NULL, &yerr);
+	if (!docs) {
+		if (yerr.line)
+			text_errorf(err, errlen,
+				    "config %s: line %d, column %d: %s", what,
+				    yerr.line, yerr.column, yerr.text);
+		else
+			text_errorf(err, errlen, "config %s: %s", what,
+				    yerr.text);
+		return NULL;
+	}
+	if (json_array_size(docs) != 1) {
+		text_errorf(err, errlen,
+			    "config %s: %zu YAML documents, expected one", what,
+			    json_array_size(docs));
+		json_decref(docs);
+		return NULL;
+	}
+	doc = json_incref(json_array_get(docs, 0));
+	json_decref(docs);
+	return doc;
+}
+
+/*
+ * A string member of obj, or dflt when it is not a non-empty string.
+ */
+static const char *string_or(const json_t *obj, const char *key,
+			     const char *dflt)
+{
+	const char *v = json_string_value(json_object_get(obj, key));
+
+	return v && v[0] ? v : dflt;
+}
+
+/*
+ * The configuration a values file of the chart stands for: a copy of its
+ * `config` (v, borrowed) with what charts/vgpu-webhook/templates/
+ * _helpers.tpl (vgpu-webhook.configJson) does to it for config.json:
+ * guards.schedulerAnnotations.writers, when missing or empty, are the
+ * service accounts of HAMi's scheduler and device plugin, from
+ * hami.namespace and hami.releaseName (the chart's defaults kube-system
+ * and hami); an empty `profiles` is left out.  Members of the wrong type
+ * are left as they are, for the reading to name.  Returns a new
+ * reference, or NULL out of memory.
+ */
+static json_t *values_config(const json_t *values, const json_t *v)
+{
+	const json_t *hami = json_object_get(values, "hami");
+	json_t *cfg = json_deep_copy(v), *guards, *ann, *writers, *w;
+	char name[600];
+
+	if (!cfg || !json_is_object(cfg))
+		return cfg;
+	w = json_object_get(cfg, "profiles");
+	if (w && (json_is_null(w) || (json_is_array(w) && !json_array_size(w))))
+		json_object_del(cfg, "profiles");
+	guards = json_object_get(cfg, "guards");
+	if (!guards || json_is_null(guards)) {
+		guards = json_object();
+		if (json_object_set_new(cfg, "guards", guards))
+			goto fail;
+	}
+	ann = json_object_get(guards, "schedulerAnnotations");
+	if (json_is_object(guards) && (!ann || json_is_null(ann))) {
+		ann = json_object();
+		if (json_object_set_new(guards, "schedulerAnnotations", ann))
+			goto fail;
+	}
+	if (!json_is_object(ann))
+		return cfg;
+	writers = json_object_get(ann, "writers");
+	if (writers && !json_is_null(writers) &&
+	    !(json_is_array(writers) && !json_array_size(writers)))
+		return cfg;
+	if (!(writers = json_array()) ||
+	    json_object_set_new(ann, "writers", writers))
+		goto fail;
+	snprintf(name, sizeof(name), "system:serviceaccount:%.250s:%.250s-scheduler",
+		 string_or(hami, "namespace", "kube-system"),
+		 string_or(hami, "releaseName", "hami"));
+	if (json_array_append_new(writers, json_string(name)))
+		goto fail;
+	snprintf(name, sizeof(name),
+		 "system:serviceaccount:%.250s:%.250s-device-plugin",
+		 string_or(hami, "namespace", "kube-system"),
+		 string_or(hami, "releaseName", "hami"));
+	if (json_array_append_new(writers, json_string(name)))
+		goto fail;
+	return cfg;
+fail:
+	json_decref(cfg);
+	return NULL;
+}
+
+/*
+ * The configuration that the file path's bytes data[0..len) stand for
+ * (behaviour §2, "The file"): the document itself; the data."config.json"
+ * of a ConfigMap (the chart's), read as a document in turn; or the
+ * `config` key of a values file (a document with that key), as the chart
+ * renders it (values_config()).  *at gets ""
+ * or "config", the key the configuration sits under, and label how
+ * messages name where it is read (the path, then the ConfigMap's key).
+ * Returns a new reference, or NULL with a message naming path.
+ */
+static json_t *file_config(const char *path, const char *data, size_t len,
+			   char *label, size_t labellen, const char **at,
+			   char *err, size_t errlen)
+{
+	json_t *doc, *v;
+	const char *kind;
+
+	*at = "";
+	snprintf(label, labellen, "%s", path);
+	doc = read_document(path, data, len, err, errlen);
+	if (!doc || !json_is_object(doc))
+		return doc;
+	kind = json_string_value(json_object_get(doc, "kind"));
+	if (kind && !strcmp(kind, "ConfigMap")) {
+		v = json_object_get(json_object_get(doc, "data"), "config.json");
+		if (!json_is_string(v)) {
+			json_decref(doc);
+			text_errorf(err, errlen,
+				    "config %s: a ConfigMap without the string data.\"config.json\"",
+				    path);
+			return NULL;
+		}
+		snprintf(label, labellen, "%s, data.\"config.json\"", path);
+		v = read_document(label, json_string_value(v),
+				  json_string_length(v), err, errlen);
+		json_decref(doc);
+		return v;
+	}
+	v = json_object_get(doc, "config");
+	if (!v)
+		return doc;
+	*at = "config";
+	v = values_config(doc, v);
+	json_decref(doc);
+	if (!v)
+		text_errorf(err, errlen, "config %s: out of memory", path);
+	return v;
 }
 
 int config_load_file(struct config *cfg, const char *path, char *err,
 		     size_t errlen)
 {
-	json_error_t jerr;
-	json_t *root;
+	char *data;
+	size_t len;
 	int rc;
 
-	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-	if (!root) {
-		text_errorf(err, errlen, "config %s: %s (line %d, column %d)",
-			    path, jerr.text, jerr.line, jerr.column);
-		return -1;
+	if (file_read(path, CONFIG_FILE_MAX, &data, &len, err, errlen)) {
+		char why[600];
+
+		snprintf(why, sizeof(why), "%s", err);
+		return text_errorf(err, errlen, "config %s: %s", path, why);
 	}
-	rc = load_json(cfg, path, root, err, errlen);
-	json_decref(root);
+	rc = config_load_buffer(cfg, path, data, len, err, errlen);
+	free(data);
 	return rc;
 }
 
@@ -655,17 +915,16 @@ static int load_file(struct config *cfg, const char *path,
 		     const struct config_bytes *file, bool *devices,
 		     char *err, size_t errlen)
 {
-	json_error_t jerr;
+	char label[600];
+	const char *at;
 	json_t *root, *v;
 	int rc;
 
-	root = json_loadb(file->data, file->len, JSON_REJECT_DUPLICATES,
-			  &jerr);
+	root = file_config(path, file->data, file->len, label, sizeof(label),
+			   &at, err, errlen);
 	if (!root)
-		return text_errorf(err, errlen,
-				   "config %s: %s (line %d, column %d)", path,
-				   jerr.text, jerr.line, jerr.column);
-	rc = load_json(cfg, path, root, err, errlen);
+		return -1;
+	rc = load_json(cfg, label, at, root, err, errlen);
 	v = json_object_get(root, "devices");
 	*devices = v && !json_is_null(v);
 	json_decref(root);
@@ -955,6 +1214,9 @@ static int read_profile(struct cfgread *r, size_t pi, const json_t *v,
 	return rc;
 }
 
+/* The most podLabels-over-namespace profile combinations a config makes. */
+#define PROFILE_LAYERS_MAX 4096
+
 /*
  * Builds the configs of the podLabels profile p (profiles[pi], JSON v)
  * over each of the nns namespace profiles of cfg: a copy of its config
@@ -1013,6 +1275,7 @@ static int build_profiles(struct config *cfg, char *err, size_t errlen)
 	struct cfgread r = { "-", err, errlen, CFGKEY_READ_FILE, false, NULL,
 			     0 };
 	size_t n = json_array_size(cfg->profiles_json), i, nns = 0;
+	size_t nlabels = 0;
 	char msg[512];
 
 	profiles_free(cfg->profiles, cfg->nprofiles);
@@ -1039,7 +1302,16 @@ static int build_profiles(struct config *cfg, char *err, size_t errlen)
 			p->ns_ordinal = ++nns;
 	}
 	/* Once every namespace profile is built: each podLabels profile
-	 * over each of them. */
+	 * over each of them.  Each combination is a whole config (about
+	 * 5 KB), so their number is bounded. */
+	for (i = 0; i < n; i++)
+		nlabels += cfg->profiles[i].nlabels != 0;
+	if (nns && nlabels > PROFILE_LAYERS_MAX / nns)
+		return text_errorf(err, errlen,
+				   "profiles: %zu podLabels profiles over %zu "
+				   "namespace profiles make %zu combinations, "
+				   "more than %d", nlabels, nns, nlabels * nns,
+				   PROFILE_LAYERS_MAX);
 	for (i = 0; nns && i < n; i++) {
 		struct profile *p = &cfg->profiles[i];
 		size_t j;
@@ -1119,9 +1391,25 @@ static bool family_clashes(const struct config *cfg, const json_t *h)
 	return false;
 }
 
+/* Appends name to cfg->hami_dropped ("a, b").  Returns 0, or -1 out of
+ * memory. */
+static int note_dropped(struct config *cfg, const char *name)
+{
+	size_t old = cfg->hami_dropped ? strlen(cfg->hami_dropped) : 0;
+	size_t n = old + (old ? 2 : 0) + strlen(name ? name : "") + 1;
+	char *s = realloc(cfg->hami_dropped, n);
+
+	if (!s)
+		return -1;
+	snprintf(s + old, n - old, "%s%s", old ? ", " : "", name ? name : "");
+	cfg->hami_dropped = s;
+	return 0;
+}
+
 /*
  * After a file that gave its own `devices`: the families of HAMi's file
- * (hami) that clash with none of them follow them (behaviour §2.3).
+ * (hami) that clash with none of them follow them (behaviour §2.3); the
+ * others are named in cfg->hami_dropped.
  */
 static int add_hami_families(struct config *cfg, const char *path,
 			     const json_t *hami, char *err, size_t errlen)
@@ -1134,8 +1422,13 @@ static int add_hami_families(struct config *cfg, const char *path,
 	if (!list)
 		return text_errorf(err, errlen, "out of memory");
 	json_array_foreach(hami, i, h) {
-		if (family_clashes(cfg, h))
+		if (family_clashes(cfg, h)) {
+			if (note_dropped(cfg, json_string_value(json_object_get(h, "name")))) {
+				json_decref(list);
+				return text_errorf(err, errlen, "out of memory");
+			}
 			continue;
+		}
 		if (json_array_append(list, (json_t *)h)) {
 			json_decref(list);
 			return text_errorf(err, errlen, "out of memory");
@@ -1204,7 +1497,10 @@ fail:
 
 char *config_hami_path(const char *data, size_t len)
 {
-	json_t *root = json_loadb(data, len, JSON_REJECT_DUPLICATES, NULL);
+	char label[8], err[8];
+	const char *at;
+	json_t *root = file_config("", data, len, label, sizeof(label), &at,
+				   err, sizeof(err));
 	const char *s = json_string_value(json_object_get(root,
 							   "hamiDeviceConfig"));
 	char *path = s && s[0] ? strdup(s) : NULL;

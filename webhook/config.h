@@ -82,6 +82,8 @@ struct config {
 	size_t ndevices;
 	bool any_overwrite_env; /* set by config_check() */
 	struct guards guards;   /* behaviour §2.1 (guardcfg.h) */
+	json_t *workloads_json; /* `workloads` (behaviour §8), checked: an
+				   array of {apiVersion, kind, templates} */
 	/* Profiles (behaviour §2.2).  The top-level config holds the file's
 	 * `profiles` as read (checked at load) and, after config_check(),
 	 * one effective config per profile; an effective config has no
@@ -90,6 +92,10 @@ struct config {
 	json_t *profiles_json;   /* the file's "profiles", or NULL */
 	struct profile *profiles;
 	size_t nprofiles;
+	/* The names of the families of HAMi's file that config_build() left
+	 * out because they share a name or a resource name with one of the
+	 * file's own `devices`, "a, b" (malloc'd), or NULL: top level only. */
+	char *hami_dropped;
 };
 
 /*

@@ -8,7 +8,11 @@
  * hash table with linear probing (an address leaves it when its count
  * falls to 0), sized so that it is never more than half full; it also
  * keeps the memory the connections of each address hold.  An entry that
- * is shut down gives back the memory it held at once.
+ * is shut down gives back the memory it held at once.  The rate of a body
+ * is counted in two windows of slow_ns, the current one and the one
+ * before, so that a stall shows within 2 * slow_ns and a worker that reads
+ * a connection's bytes late (busy deciding another's body) does not make
+ * it look slow at once.
  */
 #include <netinet/in.h>
 #include <pthread.h>
@@ -28,11 +32,17 @@ struct entry {
 	unsigned char phase;
 	bool closing;       /* shut down, not yet unregistered */
 	bool keyed;         /* has an address, counted in the address table */
+	bool settled;       /* its body is whole: never closed for memory */
+	bool doomed;        /* chosen to be closed (conns_take(), locked) */
 	uint32_t prev;      /* the progress list (open entries), or the */
 	uint32_t next;      /* free list (next only) */
 	uint64_t start;     /* the start of the request: deadlines */
 	uint64_t last;      /* its last progress: accept, headers, body byte */
 	size_t held;        /* of the memory ledger */
+	/* The rate of its body: bytes in the window that started at win
+	 * (slow_ns long) and in the one before it (rate_of()). */
+	uint64_t win;
+	size_t bytes, before;
 	unsigned char key[16]; /* the address, IPv4 mapped into IPv6 */
 };
 
@@ -88,6 +98,8 @@ struct conns *conns_create(const struct conns_limits *lim)
 		c->lim.slots = 1;
 	if (c->lim.capacity < c->lim.slots)
 		c->lim.capacity = c->lim.slots;
+	if (c->lim.slow_ns < 1)
+		c->lim.slow_ns = 1;
 	c->naddrs = 16;
 	while (c->naddrs < 2 * c->lim.capacity)
 		c->naddrs *= 2;
@@ -322,12 +334,15 @@ int conns_open(struct conns *c, int fd, const struct sockaddr *sa,
 	x->phase = PHASE_OPENING;
 	x->closing = false;
 	x->keyed = keyed;
+	x->settled = x->doomed = false;
 	x->held = 0;
 	if (keyed) {
 		memcpy(x->key, key, 16);
 		addr_add(c, key);
 	}
-	x->start = x->last = c->lim.clock();
+	x->start = x->last = x->win = c->lim.clock();
+	x->bytes = 0;
+	x->before = c->lim.slow_bytes;
 	append_entry(c, id);
 	c->open++;
 	/* The head is never id here: id is the tail, and there are two. */
@@ -350,9 +365,50 @@ void conns_refuse(struct conns *c, int fd, enum conns_reason reason)
 	pthread_mutex_unlock(&c->lock);
 }
 
+/* n + m, or SIZE_MAX when that overflows. */
+static size_t sat_add(size_t n, size_t m)
+{
+	return n > SIZE_MAX - m ? SIZE_MAX : n + m;
+}
+
+/*
+ * The bytes of body that entry x received lately: in its current window
+ * and the one before, so over the last slow_ns at least (and 2 * slow_ns
+ * at most).  A window without a byte counts nothing.
+ */
+static size_t rate_of(const struct conns *c, const struct entry *x,
+		      uint64_t now)
+{
+	uint64_t age = now - x->win;
+
+	if (age >= 2 * c->lim.slow_ns)
+		return 0;
+	if (age >= c->lim.slow_ns)
+		return x->bytes;
+	return sat_add(x->before, x->bytes);
+}
+
+/* Moves the windows of entry x on to now (the current one is the one
+ * that holds now). */
+static void roll(const struct conns *c, struct entry *x, uint64_t now)
+{
+	uint64_t age = now - x->win;
+
+	if (age >= 2 * c->lim.slow_ns) {
+		x->before = x->bytes = 0;
+		x->win = now;
+	} else if (age >= c->lim.slow_ns) {
+		x->before = x->bytes;
+		x->bytes = 0;
+		x->win += c->lim.slow_ns;
+	}
+}
+
 /*
  * Progress of connection id (open): the tail of the progress list, in
- * phase, and a new start for its deadlines when restart.
+ * phase, and a new start for its deadlines when restart.  A new phase
+ * ends the body of the last request (not settled) and starts the rate of
+ * the next with a window of grace: it counts as slow_bytes.
  */
 static void progress(struct conns *c, int id, enum phase phase, bool restart)
 {
@@ -367,6 +423,10 @@ static void progress(struct conns *c, int id, enum phase phase, bool restart)
 		x->last = c->lim.clock();
 		if (restart)
 			x->start = x->last;
+		x->settled = false;
+		x->win = x->last;
+		x->bytes = 0;
+		x->before = c->lim.slow_bytes;
 		unlink_entry(c, (uint32_t)id);
 		append_entry(c, (uint32_t)id);
 	}
@@ -383,7 +443,7 @@ void conns_end(struct conns *c, int id)
 	progress(c, id, PHASE_IDLE, true);
 }
 
-void conns_touch(struct conns *c, int id)
+void conns_touch(struct conns *c, int id, size_t n)
 {
 	struct entry *x;
 
@@ -391,19 +451,34 @@ void conns_touch(struct conns *c, int id)
 	x = open_entry(c, id);
 	if (x) {
 		x->last = c->lim.clock();
+		roll(c, x, x->last);
+		x->bytes = sat_add(x->bytes, n);
 		unlink_entry(c, (uint32_t)id);
 		append_entry(c, (uint32_t)id);
 	}
 	pthread_mutex_unlock(&c->lock);
 }
 
+void conns_settle(struct conns *c, int id)
+{
+	struct entry *x;
+
+	pthread_mutex_lock(&c->lock);
+	x = open_entry(c, id);
+	if (x)
+		x->settled = true;
+	pthread_mutex_unlock(&c->lock);
+}
+
 /*
- * The open entry other than self holding memory whose last byte is the
- * oldest, at least stale_ns before now, and of key when key is not NULL;
- * NONE when there is none.  Looks at every entry: called only when memory
- * is short.
+ * The open entry other than self, not yet doomed, that may be closed for
+ * memory and holds the most (of two, the one whose last byte is older):
+ * it holds some, its body is not whole, and it received fewer than
+ * slow_bytes lately (rate_of()); of key when key is not NULL.  NONE when
+ * there is none.  Looks at every entry: called only
+ * when memory is short.
  */
-static uint32_t stalest(const struct conns *c, uint32_t self,
+static uint32_t slowest(const struct conns *c, uint32_t self,
 			const unsigned char *key, uint64_t now)
 {
 	uint32_t id, best = NONE;
@@ -411,49 +486,96 @@ static uint32_t stalest(const struct conns *c, uint32_t self,
 	for (id = 0; id < c->lim.capacity; id++) {
 		const struct entry *x = &c->e[id];
 
-		if (id == self || x->fd < 0 || x->closing || !x->held ||
-		    now - x->last < c->lim.stale_ns ||
+		if (id == self || x->fd < 0 || x->closing || x->doomed ||
+		    !x->held || x->settled ||
+		    rate_of(c, x, now) >= c->lim.slow_bytes ||
 		    (key && (!x->keyed || memcmp(x->key, key, 16))))
 			continue;
-		if (best == NONE || x->last < c->e[best].last)
+		if (best == NONE || x->held > c->e[best].held ||
+		    (x->held == c->e[best].held && x->last < c->e[best].last))
 			best = id;
 	}
 	return best;
 }
 
-int conns_take(struct conns *c, int id, size_t n)
+/*
+ * Whether n more bytes for open entry x fit in the ledger once the
+ * memory of the doomed entries is back: `freed` of it in all, `mine` of
+ * it from x's address.  *addr_short says whether the share of x's
+ * address is what is short.
+ */
+static bool fits(const struct conns *c, const struct entry *x, size_t n,
+		 size_t freed, size_t mine, bool *addr_short)
+{
+	size_t share = c->lim.memory_per_address;
+	const struct addr *a = x->keyed ? &c->addrs[addr_slot(c, x->key)]
+					: NULL;
+
+	*addr_short = a && share && n > share - (a->held - mine);
+	return !*addr_short && n <= c->lim.memory - (c->held - freed);
+}
+
+/*
+ * Takes n bytes for open entry x (index id).  When they do not fit and
+ * reclaim, the slow holders to close are chosen first (the one holding
+ * the most, of x's address while its share is short, then the next):
+ * they are closed only when their memory makes room for n, and nobody is
+ * closed otherwise.  Returns whether n was taken.
+ */
+static bool take(struct conns *c, uint32_t id, size_t n, bool reclaim)
+{
+	struct entry *x = &c->e[id];
+	size_t freed = 0, mine = 0;
+	uint64_t now = c->lim.clock();
+	uint32_t v, i;
+	bool addr_short, ok;
+
+	while (!(ok = fits(c, x, n, freed, mine, &addr_short)) && reclaim) {
+		v = slowest(c, id, addr_short ? x->key : NULL, now);
+		if (v == NONE)
+			break;
+		c->e[v].doomed = true;
+		freed += c->e[v].held;
+		if (x->keyed && c->e[v].keyed && !memcmp(c->e[v].key, x->key, 16))
+			mine += c->e[v].held;
+	}
+	if (freed) {
+		for (i = 0; i < c->lim.capacity; i++) {
+			if (!c->e[i].doomed)
+				continue;
+			c->e[i].doomed = false;
+			if (ok)
+				shut(c, i, CONNS_MEMORY);
+		}
+	}
+	if (!ok)
+		return false;
+	x->held += n;
+	c->held += n;
+	if (x->keyed)
+		c->addrs[addr_slot(c, x->key)].held += n;
+	return true;
+}
+
+size_t conns_take(struct conns *c, int id, size_t want, size_t need)
 {
 	struct entry *x;
-	struct addr *a;
-	uint32_t victim;
-	size_t share = c->lim.memory_per_address;
-	int rc = -1;
+	size_t share = c->lim.memory_per_address, got = 0;
 
 	pthread_mutex_lock(&c->lock);
 	x = open_entry(c, id);
-	if (!x || n > c->lim.memory || (share && x->keyed && n > share))
+	if (!x || !need || need > want || need > c->lim.memory ||
+	    (share && x->keyed && need > share))
 		goto out;
-	for (;;) {
-		bool addr_short;
-
-		a = x->keyed ? &c->addrs[addr_slot(c, x->key)] : NULL;
-		addr_short = a && share && n > share - a->held;
-		if (!addr_short && n <= c->lim.memory - c->held)
-			break;
-		victim = stalest(c, (uint32_t)id, addr_short ? x->key : NULL,
-				 c->lim.clock());
-		if (victim == NONE)
-			goto out;
-		shut(c, victim, CONNS_MEMORY);
-	}
-	x->held += n;
-	c->held += n;
-	if (a)
-		a->held += n;
-	rc = 0;
+	if (take(c, (uint32_t)id, want, false))
+		got = want;
+	else if (want != need && take(c, (uint32_t)id, need, false))
+		got = need;
+	else if (take(c, (uint32_t)id, need, true))
+		got = need;
 out:
 	pthread_mutex_unlock(&c->lock);
-	return rc;
+	return got;
 }
 
 void conns_give(struct conns *c, int id, size_t n)
@@ -527,7 +649,7 @@ unsigned conns_reap(struct conns *c)
 		next = x->next;
 		if (now - x->start >= limit ||
 		    (c->draining && x->phase == PHASE_REQUEST &&
-		     now - x->last >= c->stall_ns)) {
+		     !x->settled && now - x->last >= c->stall_ns)) {
 			shut(c, id, reasons[x->phase]);
 			n++;
 		}

@@ -21,10 +21,18 @@
  * Memory: the registry also keeps the ledger of the memory that
  * connections hold for request bodies (conns_take()): at most `memory` in
  * all, and at most `memory_per_address` for the connections of one
- * address.  When a connection needs more than is left, the other
- * connection holding memory whose last byte (conns_touch()) is the oldest,
- * more than stale_ns ago, is closed for it, and what it held is free at
- * once (its buffer is freed by its own thread as the connection closes).
+ * address.  When a connection needs more than is left, other connections
+ * holding memory whose bodies are slow may be closed for it: those that
+ * received fewer than slow_bytes of body (conns_touch()) in the last
+ * slow_ns (to 2 * slow_ns), the first slow_ns of a request counting as
+ * fast, and whose bodies are not whole (conns_settle()).  Slowness is a
+ * rate, not the age of the last byte, so a client that trickles a byte
+ * now and then is as slow as one that stopped.  The one holding the most
+ * goes first, and none goes unless that makes the room needed
+ * (conns_take()).  What a closed connection
+ * held is counted free at once; its buffer is freed by its own thread as
+ * the connection closes, a moment later, so the memory in use may pass
+ * `memory` by the buffers of connections closing.
  *
  * Room: when more than `slots` connections are open, the one that has gone
  * longest without progress (accepted, headers in, bytes of a body in,
@@ -78,8 +86,10 @@ struct conns_limits {
 	uint64_t request_ns;
 	size_t memory;             /* the ledger's total; 0: none */
 	size_t memory_per_address; /* of one address; 0: no share */
-	/* A connection whose last byte is older may be closed for memory. */
-	uint64_t stale_ns;
+	/* A connection that received fewer than slow_bytes of body in the
+	 * last slow_ns may be closed for memory; slow_ns at least 1. */
+	uint64_t slow_ns;
+	size_t slow_bytes;
 	/* Nanoseconds, never decreasing; NULL: CLOCK_MONOTONIC.  Read under
 	 * the lock. */
 	uint64_t (*clock)(void);
@@ -135,20 +145,31 @@ void conns_end(struct conns *c, int id);
 void conns_close(struct conns *c, int id);
 
 /*
- * Bytes of a request's body arrived on connection id: its last byte is
- * now, and it is the last in the order of progress (deadlines unchanged).
+ * n bytes of a request's body arrived on connection id: its last byte is
+ * now, they count in its rate, and it is the last in the order of
+ * progress (deadlines unchanged).
  */
-void conns_touch(struct conns *c, int id);
+void conns_touch(struct conns *c, int id, size_t n);
 
 /*
- * Takes n bytes of the memory ledger for open connection id.  While the
- * total, or the share of its address, would pass its limit, the other
- * open connection holding memory (of that address, when its share is what
- * is short) whose last byte is the oldest, more than stale_ns ago, is shut
- * down (CONNS_MEMORY) and what it held is taken back.  Returns 0, or -1
- * when there is no room (or id is not open).
+ * The body of connection id's request is whole and being decided: until
+ * the request ends (conns_end(), conns_begin()) it is never closed for
+ * memory, nor for want of progress while draining (its deadline stays).
  */
-int conns_take(struct conns *c, int id, size_t n) COMPILER_WUR;
+void conns_settle(struct conns *c, int id);
+
+/*
+ * Takes memory of the ledger for open connection id: want bytes when they
+ * fit, else need bytes (0 < need <= want) when they fit, else need bytes
+ * once slow holders (see above; of its address when the share of its
+ * address is what is short; those holding the most first) are shut down
+ * (CONNS_MEMORY) and what they held taken back.  They are shut down only
+ * when that makes room for need: a take that fails closes nobody, and
+ * nobody is closed for more than need.  Returns the bytes taken (want or
+ * need), or 0 when there is no room (or id is not open).
+ */
+size_t conns_take(struct conns *c, int id, size_t want, size_t need)
+	COMPILER_WUR;
 
 /*
  * Gives back n bytes that connection id took, or what it still holds when
@@ -160,8 +181,11 @@ void conns_give(struct conns *c, int id, size_t n);
  * The server drains: every idle connection is closed now, and from now on
  * each as soon as it is idle (reason idle), and a request without progress
  * (its headers, a byte of its body) for stall_ns is closed (reason
- * request) by conns_reap() before its deadline.  Returns how many were
- * closed now.
+ * request) by conns_reap() before its deadline, unless its body is whole
+ * (conns_settle()).  "Idle" is the phase between an answer and the next
+ * request's headers: a connection whose next headers have come in part is
+ * idle (the server is not told of them).  A connection still opening keeps
+ * its deadline.  Returns how many were closed now.
  */
 unsigned conns_drain(struct conns *c, uint64_t stall_ns);
 

@@ -86,6 +86,14 @@ static int fail(struct hami_read *r, const char *fmt, ...)
 			   r->path, msg);
 }
 
+/* s masked and cut to 47 characters into out, which is returned: a value
+ * of the file as its messages quote it (behaviour §2.3). */
+static const char *shown(char out[80], const char *s)
+{
+	text_mask_cutn(out, 80, s, strlen(s), 47);
+	return out;
+}
+
 /*
  * "expected WANT, got TYPE" with the value when it is a scalar, masked and
  * cut short.
@@ -217,6 +225,7 @@ static int read_nvidia(struct hami_read *r, const json_t *obj, json_t *f)
 		{ "defaultCores", VGPU_MAX_CORES },
 	};
 	const char *policy;
+	char text[80];
 	int64_t n;
 	bool b;
 	size_t i;
@@ -234,8 +243,8 @@ static int read_nvidia(struct hami_read *r, const json_t *obj, json_t *f)
 		if (!strcmp(policy, core_policies[i]))
 			break;
 	if (!core_policies[i])
-		return fail(r, "nvidia.gpuCorePolicy: \"%.64s\" is not one of \"default\", \"force\", \"disable\"",
-			    policy);
+		return fail(r, "nvidia.gpuCorePolicy: \"%s\" is not one of \"default\", \"force\", \"disable\"",
+			    shown(text, policy));
 	if (json_object_set_new(f, "overwriteEnv", json_boolean(b)) ||
 	    json_object_set_new(f, "gpuCorePolicy", json_string(policy)))
 		return fail(r, "out of memory");
@@ -252,7 +261,7 @@ static int read_family(struct hami_read *r, const struct section *s,
 		       const json_t *nvidia_tolerations, json_t *list)
 {
 	const char *names[VGPU_NRESOURCES], *runtime = "";
-	char sub[200];
+	char sub[200], text[80];
 	json_t *f;
 	const char *other;
 	int i, j;
@@ -270,26 +279,27 @@ static int read_family(struct hami_read *r, const struct section *s,
 	if (!names[VGPU_COUNT][0] || !names[VGPU_MEMORY][0])
 		return 0;
 	if (taken(r, list, name, &other))
-		return fail(r, "%s: the family name \"%.64s\" is also that of %s",
-			    path, name, other);
+		return fail(r, "%s: the family name \"%s\" is also that of %s",
+			    path, shown(text, name), other);
 	for (i = 0; i < VGPU_NRESOURCES; i++) {
 		if (!names[i][0])
 			continue;
 		snprintf(sub, sizeof(sub), "%s.%s", path, s->roles[i]);
 		if (!vgpu_resource_name_validn(names[i], strlen(names[i])))
-			return fail(r, "%s: \"%.64s\" is not a valid extended resource name",
-				    sub, names[i]);
+			return fail(r, "%s: \"%s\" is not a valid extended resource name",
+				    sub, shown(text, names[i]));
 		for (j = 0; j < i; j++)
 			if (!strcmp(names[i], names[j]))
-				return fail(r, "%s: \"%.64s\" is also %s.%s", sub,
-					    names[i], path, s->roles[j]);
+				return fail(r, "%s: \"%s\" is also %s.%s", sub,
+					    shown(text, names[i]), path,
+					    s->roles[j]);
 		if (taken(r, list, names[i], &other))
-			return fail(r, "%s: \"%.64s\" is also a resource name of %s",
-				    sub, names[i], other);
+			return fail(r, "%s: \"%s\" is also a resource name of %s",
+				    sub, shown(text, names[i]), other);
 	}
 	if (runtime[0] && !vgpu_dns_subdomain_validn(runtime, strlen(runtime)))
-		return fail(r, "%s.runtimeClassName: \"%.64s\" is not a DNS-1123 subdomain",
-			    path, runtime);
+		return fail(r, "%s.runtimeClassName: \"%s\" is not a DNS-1123 subdomain",
+			    path, shown(text, runtime));
 	f = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:o, s:s,"
 		      " s:s, s:s, s:b}",
 		      "name", name, "resourceCountName", names[VGPU_COUNT],

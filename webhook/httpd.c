@@ -82,9 +82,11 @@
  * body that goes beyond has its connection closed. */
 #define DISCARD_MAX ((size_t)64 << 20)
 #define BODY_CHUNK (16u << 10)
-/* A connection whose last byte of body came longer ago than this may be
- * closed to free the body memory it holds for another (conns.h). */
-#define BODY_STALE_NS SECOND_NS
+/* A connection whose body came slower than BODY_SLOW_BYTES per
+ * BODY_SLOW_NS (256 KiB/s) over the last 2 to 4 s may be closed to free
+ * the body memory it holds for another (conns.h). */
+#define BODY_SLOW_NS (2 * SECOND_NS)
+#define BODY_SLOW_BYTES ((size_t)512 << 10)
 #define CONTENT_TEXT "text/plain; charset=utf-8"
 #define CONTENT_METRICS "text/plain; version=0.0.4; charset=utf-8"
 
@@ -500,14 +502,17 @@ static bool is_json(const struct framing *f)
 /*
  * The body memory is the ledger of the HTTPS listener's registry
  * (conns_take()): body_memory in all, a share of it per client address,
- * and a connection whose body stalled may be closed for another's.
+ * and a connection whose body is slow may be closed for another's.  Takes
+ * want bytes of it for c, or need (closing slow holders only for need).
+ * Returns what was taken, or 0.
  */
-static bool body_take(struct httpd *s, struct conn *c, size_t n)
+static size_t body_take(struct httpd *s, struct conn *c, size_t want,
+			size_t need)
 {
-	if (conns_take(s->lis[0].conns, c->id, n))
-		return false;
-	c->reserved += n;
-	return true;
+	size_t got = conns_take(s->lis[0].conns, c->id, want, need);
+
+	c->reserved += got;
+	return got;
 }
 
 /* Gives back all the body memory that c holds. */
@@ -538,10 +543,17 @@ static void request_end(struct httpd *s, struct conn *c)
 	memset(&c->reply, 0, sizeof(c->reply));
 }
 
-/* Calls the handler on body[0..len); the body buffer is then freed. */
+/*
+ * Calls the handler on body[0..len); the body buffer is then freed.  A
+ * body that holds memory is settled first, so that it is not closed for
+ * memory, nor as stalled by a drain, while it is decided; one that came
+ * in one piece holds none and is decided at once (no lock taken).
+ */
 static void answer(struct httpd *s, struct conn *c, const char *body,
 		   size_t len)
 {
+	if (c->reserved)
+		conns_settle(s->lis[0].conns, c->id);
 	memset(&c->reply, 0, sizeof(c->reply));
 	(c->validate ? s->cfg.validate : s->cfg.handle)(s->cfg.arg, body, len,
 							c->started, &c->reply);
@@ -595,25 +607,25 @@ static size_t grown_size(size_t cap, size_t need, size_t limit, size_t num,
  * Makes room for n more bytes of body, taken from the body memory before
  * malloc: the buffer doubles (from BODY_CHUNK), or grows by an eighth when
  * the body memory has no room for the double, up to the Content-Length
- * (or the limit).  So a connection holds about what it has received, at
- * most twice that.  Returns 0, or -1 when the body memory or malloc
- * refused.
+ * (or the limit); slow holders are closed only for the eighth.  So a
+ * connection holds about what it has received, at most twice that.
+ * Returns 0, or -1 when the body memory or malloc refused.
  */
 static int grow(struct httpd *s, struct conn *c, size_t n)
 {
 	size_t limit = c->expect < s->cfg.body_max ? c->expect
 		       : s->cfg.body_max;
-	size_t need = c->len + n, want;
+	size_t need = c->len + n, want, got;
 	char *grown;
 
 	if (limit < need)
 		limit = need; /* take_body() keeps need within body_max */
 	want = grown_size(c->cap, need, limit, 2, 1);
-	if (!body_take(s, c, want - c->cap)) {
-		want = grown_size(c->cap, need, limit, 9, 8);
-		if (!body_take(s, c, want - c->cap))
-			return -1;
-	}
+	got = body_take(s, c, want - c->cap,
+			grown_size(c->cap, need, limit, 9, 8) - c->cap);
+	if (!got)
+		return -1;
+	want = c->cap + got;
 	grown = realloc(c->body, want);
 	if (!grown)
 		return -1; /* start_drop() gives the memory back */
@@ -641,7 +653,7 @@ static enum MHD_Result take_body(struct httpd *s, struct conn *c,
 		answer(s, c, data, n);
 		return MHD_YES;
 	}
-	conns_touch(s->lis[0].conns, c->id);
+	conns_touch(s->lis[0].conns, c->id, n);
 	if (!c->drop && n > c->cap - c->len && grow(s, c, n))
 		start_drop(s, c, HTTPD_UNREAD_NO_MEMORY);
 	if (c->drop) {
@@ -1359,7 +1371,8 @@ static int listener_init(struct httpd *s, enum httpd_listener which,
 		.memory_per_address = !tls ? 0 :
 			memory / 4 * 3 > s->cfg.body_max ? memory / 4 * 3 :
 			s->cfg.body_max,
-		.stale_ns = BODY_STALE_NS,
+		.slow_ns = BODY_SLOW_NS,
+		.slow_bytes = BODY_SLOW_BYTES,
 		.clock = httpd_now_ns,
 	};
 

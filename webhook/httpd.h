@@ -21,8 +21,9 @@
  * buffer when it arrived in one piece.  Otherwise it is copied into a
  * buffer that grows as its bytes come, within the memory kept for bodies
  * (body_memory, shared by all connections, three quarters of it at most
- * per client address; a connection whose body stalled for a second may be
- * closed for its memory: conns_take()).  A body over body_max, or one
+ * per client address; a connection whose body is slow may be closed for
+ * its memory, never one whose body is whole: conns_take()).  A body over
+ * body_max, or one
  * that finds no room, is read and dropped but for its first bytes, which
  * go to the unread hook at its end: it answers (an AdmissionReview
  * denial), or the server answers 413 or 503.

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <curl/curl.h>
+#include <gnutls/gnutls.h>
 
 #include "curlbody.h"
 #include "file.h"
@@ -87,12 +88,13 @@ int kube_init(struct kube *k, const struct kube_options *o, char *err,
 	k->auth = malloc(n);
 	if (k->auth)
 		snprintf(k->auth, n, "Authorization: Bearer %s", token);
-	memset(token, 0, len);
+	gnutls_memset(token, 0, len);
 	free(token);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		snprintf(err, errlen, "libcurl did not start");
 		return -1;
 	}
+	k->curl_global = true;
 	k->curl = curl_easy_init();
 	if (!k->auth || !k->curl) {
 		snprintf(err, errlen, "out of memory");
@@ -103,12 +105,12 @@ int kube_init(struct kube *k, const struct kube_options *o, char *err,
 
 void kube_release(struct kube *k)
 {
-	if (k->curl) {
+	if (k->curl)
 		curl_easy_cleanup(k->curl);
+	if (k->curl_global)
 		curl_global_cleanup();
-	}
 	if (k->auth)
-		memset(k->auth, 0, strlen(k->auth));
+		gnutls_memset(k->auth, 0, strlen(k->auth));
 	free(k->auth);
 	free(k->server);
 	free(k->ca_file);
@@ -132,7 +134,8 @@ int kube_request(struct kube *k, const char *method, const char *path,
 		 const json_t *body, const char *content_type,
 		 struct kube_answer *a, char *err, size_t errlen)
 {
-	struct curlbody b = CURLBODY_INIT(BODY_MAX);
+	/* A Secret's body holds its key: no copy is left behind. */
+	struct curlbody b = CURLBODY_INIT_WIPE(BODY_MAX);
 	struct curl_slist *headers = NULL;
 	char ct[128], cerr[CURL_ERROR_SIZE] = "", *url = NULL, *sent = NULL;
 	CURL *h = k->curl;
@@ -159,15 +162,7 @@ int kube_request(struct kube *k, const char *method, const char *path,
 	snprintf(url, n, "%s%s", k->server, path);
 	curl_easy_reset(h);
 	if (curl_easy_setopt(h, CURLOPT_URL, url) ||
-	    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https") ||
-	    curl_easy_setopt(h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2) ||
-	    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L) ||
-	    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L) ||
-	    curl_easy_setopt(h, CURLOPT_CAINFO, k->ca_file) ||
-	    curl_easy_setopt(h, CURLOPT_CAPATH, NULL) ||
-	    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)k->timeout * 1000) ||
-	    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) ||
-	    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L) ||
+	    curlbody_https(h, k->ca_file, (long)k->timeout) ||
 	    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method) ||
 	    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers) ||
 	    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, curlbody_take) ||
@@ -202,11 +197,9 @@ int kube_request(struct kube *k, const char *method, const char *path,
 out:
 	curl_slist_free_all(headers);
 	if (sent)
-		memset(sent, 0, strlen(sent)); /* may hold a private key */
+		gnutls_memset(sent, 0, strlen(sent)); /* may hold a private key */
 	free(sent);
 	free(url);
-	if (b.data)
-		memset(b.data, 0, b.len);
-	free(b.data);
+	curlbody_release(&b);
 	return rc;
 }

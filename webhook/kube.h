@@ -13,6 +13,7 @@
 #ifndef KUBE_H
 #define KUBE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <jansson.h>
@@ -34,6 +35,7 @@ struct kube {
 	char *auth;    /* malloc'd: "Authorization: Bearer ..." */
 	unsigned timeout;
 	void *curl;    /* CURL *, kept for its connection */
+	bool curl_global; /* curl_global_init() done: kube_release() undoes it */
 };
 
 /* An answer of the API server. */

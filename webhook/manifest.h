@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "buf.h"
 #include "compiler.h"
 
@@ -27,11 +29,15 @@ enum manifest_status {
 struct manifest_options {
 	const char *namespace_; /* for objects without one; NULL: "default" */
 	bool check;             /* say what would change, write nothing */
+	bool resource_list;     /* the input must be a ResourceList (a KRM
+				   function run without arguments) */
 };
 
 /*
  * Defaults the manifests in buf[0..len) with cfg.  The manifests go to
- * out (only when the status is MANIFEST_OK and check is off), and one
+ * out (only when the status is MANIFEST_OK and check is off; for a KRM
+ * ResourceList, also when it is MANIFEST_DENIED, its results saying why:
+ * docs/behaviour.md §8 "KRM functions"), and one
  * line per warning, denial, error or (with check) changed object goes to
  * msgs, each ending in a newline:
  *   warning: KIND NAMESPACE/NAME: TEXT
@@ -45,5 +51,20 @@ enum manifest_status manifest_default(const struct config *cfg,
 				      const char *buf, size_t len,
 				      const struct manifest_options *opt,
 				      struct buf *out, struct buf *msgs);
+
+/*
+ * Defaults the one object obj in place (a Pod, a workload, a kind not
+ * known: §8 "Objects"), as `default` does each object of a stream, and
+ * appends to results (an array) a KRM result for each of its warnings and
+ * denials, as for an item of a ResourceList (§8 "KRM functions"):
+ * {message, severity, resourceRef[, field]}.  *changed says whether an
+ * operation applied.  Returns MANIFEST_OK (allowed), MANIFEST_DENIED, or
+ * MANIFEST_INPUT (out of memory, an error inside the object).  For `test`
+ * (cmd_test.c).
+ */
+enum manifest_status manifest_default_object(const struct config *cfg,
+					     json_t *obj,
+					     const struct manifest_options *opt,
+					     json_t *results, bool *changed);
 
 #endif /* MANIFEST_H */

@@ -3,6 +3,7 @@
  * (UTF-8 and masking: text.h).
  */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -81,4 +82,36 @@ int text_errorf(char *err, size_t errlen, const char *fmt, ...)
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+size_t text_distancen(const char *a, size_t alen, const char *b,
+		      size_t blen)
+{
+	/* Three rows of the table: row k is rows[k % 3]. */
+	size_t rows[3][TEXT_DISTANCE_MAX + 1], i, j;
+
+	if (alen > TEXT_DISTANCE_MAX || blen > TEXT_DISTANCE_MAX)
+		return SIZE_MAX;
+	for (j = 0; j <= blen; j++)
+		rows[0][j] = j;
+	for (i = 1; i <= alen; i++) {
+		size_t *two = rows[(i + 1) % 3], *one = rows[(i + 2) % 3],
+		       *cur = rows[i % 3];
+
+		cur[0] = i;
+		for (j = 1; j <= blen; j++) {
+			size_t cost = a[i - 1] != b[j - 1], d;
+
+			d = one[j] + 1;
+			if (cur[j - 1] + 1 < d)
+				d = cur[j - 1] + 1;
+			if (one[j - 1] + cost < d)
+				d = one[j - 1] + cost;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && two[j - 2] + 1 < d)
+				d = two[j - 2] + 1;
+			cur[j] = d;
+		}
+	}
+	return rows[alen % 3][blen];
 }

@@ -78,4 +78,16 @@ void text_utc_time(int64_t t, char *out, size_t len);
 int text_errorf(char *err, size_t errlen, const char *fmt, ...)
 	COMPILER_PRINTF(3, 4);
 
+#define TEXT_DISTANCE_MAX 64
+
+/*
+ * The edit distance between a[0..alen) and b[0..blen): the fewest
+ * insertions, deletions, substitutions and swaps of two neighbouring
+ * bytes that make one the other (optimal string alignment, a restricted
+ * Damerau-Levenshtein distance).  Strings longer than TEXT_DISTANCE_MAX
+ * bytes give SIZE_MAX.
+ */
+size_t text_distancen(const char *a, size_t alen, const char *b,
+		      size_t blen);
+
 #endif /* TEXT_H */

@@ -68,6 +68,13 @@ struct yamlio_doc {
 	int line;     /* 1-based line where the document starts */
 	bool spans;
 	size_t start, content_start, content_end, end;
+	/* The scalars of the value that span lines ([i][0], [i][1]: where
+	 * each starts and ends), in order, so that a line in them that
+	 * starts with "#" is not taken for a comment; scalars_lost when
+	 * memory ran out to list them. */
+	const size_t (*scalars)[2];
+	size_t nscalars;
+	bool scalars_lost;
 };
 
 /*
@@ -110,6 +117,20 @@ json_t *yamlio_load(const char *buf, size_t len, json_t **lines,
  * buf_failed(b).
  */
 void yamlio_dump(struct buf *b, const json_t *v);
+
+/*
+ * Appends to b the value dumped[0..dlen) (what yamlio_dump() wrote for
+ * the changed value of the document d of in) with the comment lines of
+ * the value's own text put back: each group of lines that hold only a
+ * comment goes, as it was written, before the first line of dumped, after
+ * those already placed, that has the key (or, for a line without one, the
+ * text) of the line the group stood before; a group whose line is not
+ * found goes where the last one went, and one at the end of the value at
+ * the end.  Comments after a value on its line are not kept.
+ */
+void yamlio_keep_comments(struct buf *b, const char *in,
+			  const struct yamlio_doc *d, const char *dumped,
+			  size_t dlen);
 
 /*
  * Whether s[0..n) can be written as a plain scalar and still read back by

@@ -51,6 +51,8 @@ struct reader {
 	size_t at_char, at_byte; /* byte_at()'s cursor */
 	size_t prev_end;    /* where the last document ended */
 	struct yamlio_doc doc;
+	size_t (*scalars)[2]; /* doc.scalars, malloc'd */
+	size_t scalars_cap;
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -360,6 +362,31 @@ static size_t byte_at(struct reader *r, size_t index)
 	return r->at_byte;
 }
 
+/* Lists a scalar that spans lines in doc.scalars. */
+static void add_scalar(struct reader *r, const yaml_event_t *ev)
+{
+	struct yamlio_doc *d = &r->doc;
+	size_t start = byte_at(r, ev->start_mark.index);
+
+	if (d->scalars_lost)
+		return;
+	if (d->nscalars == r->scalars_cap) {
+		size_t cap = r->scalars_cap ? 2 * r->scalars_cap : 16;
+		void *p = realloc(r->scalars, cap * sizeof(*r->scalars));
+
+		if (!p) {
+			d->scalars_lost = true;
+			return;
+		}
+		r->scalars = p;
+		r->scalars_cap = cap;
+		d->scalars = (const size_t (*)[2])r->scalars;
+	}
+	r->scalars[d->nscalars][0] = start;
+	r->scalars[d->nscalars][1] = byte_at(r, ev->end_mark.index);
+	d->nscalars++;
+}
+
 /* Follows where the current document and its value start and end. */
 static void track(struct reader *r, const yaml_event_t *ev)
 {
@@ -371,6 +398,8 @@ static void track(struct reader *r, const yaml_event_t *ev)
 	case YAML_DOCUMENT_START_EVENT:
 		d->start = r->prev_end;
 		d->content_start = d->content_end = SIZE_MAX;
+		d->nscalars = 0;
+		d->scalars_lost = false;
 		break;
 	case YAML_DOCUMENT_END_EVENT:
 		d->end = byte_at(r, ev->end_mark.index);
@@ -379,6 +408,9 @@ static void track(struct reader *r, const yaml_event_t *ev)
 		r->prev_end = d->end;
 		break;
 	case YAML_SCALAR_EVENT:
+		if (ev->start_mark.line != ev->end_mark.line)
+			add_scalar(r, ev);
+		/* fall through */
 	case YAML_ALIAS_EVENT:
 	case YAML_SEQUENCE_START_EVENT:
 	case YAML_MAPPING_START_EVENT:
@@ -593,6 +625,7 @@ out_noparser:
 	while (r.depth)
 		frame_release(&r.stack[--r.depth]);
 	free(r.stack);
+	free(r.scalars);
 	json_decref(r.anchors);
 	json_decref(r.root);
 	return rc;

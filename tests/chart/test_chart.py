@@ -71,6 +71,7 @@ BUILTIN_CONFIG = {
     "envFromPolicy": "warn",
     "schedulerPolicy": {"node": "", "gpu": ""},
     "hamiDeviceConfig": "",
+    "workloads": [],
     "devices": [
         {
             "name": "nvidia",
@@ -787,19 +788,22 @@ def test_job_mode(default_render):
               "--cluster-domain", "cluster.local", "--validity", "365d", "--renew-before", "30d"]
     webhooks = ["--webhook", cluster, "--validating-webhook", cluster]
     args = {n: spec(j)["containers"][0]["args"] for n, j in jobs.items()}
-    T.equal("job: setup makes only the Secret", args.get(f"{full}-certs-setup"), ensure)
+    T.equal("job: setup only creates an absent Secret (no renewal before the caBundle "
+            "trusts it)", args.get(f"{full}-certs-setup"), ensure + ["--create-only"])
     T.equal("job: patch also sets both caBundles", args.get(f"{full}-certs-patch"),
             ensure + webhooks)
-    T.equal("job: cleanup deletes both configurations", args.get(f"{full}-certs-cleanup"),
-            ["certs", "cleanup"] + webhooks)
+    T.equal("job: cleanup deletes both configurations of this Helm release only",
+            args.get(f"{full}-certs-cleanup"),
+            ["certs", "cleanup", "--namespace", NS, "--helm-release", RELEASE] + webhooks)
     cron = r.all("CronJob")
-    T.check("job: a CronJob renews with the patch Job's args",
+    T.check("job: a CronJob renews with the patch Job's args, as the lasting account",
             len(cron) == 1 and spec(cron[0]["spec"]["jobTemplate"])["containers"][0]["args"] ==
-            ensure + webhooks and cron[0]["spec"]["concurrencyPolicy"] == "Forbid", cron)
+            ensure + webhooks and cron[0]["spec"]["concurrencyPolicy"] == "Forbid" and
+            spec(cron[0]["spec"]["jobTemplate"])["serviceAccountName"] == f"{full}-certs", cron)
     accounts = {n: spec(j)["serviceAccountName"] for n, j in jobs.items()}
-    T.equal("job: only setup runs as the hook account", accounts, {
-        f"{full}-certs-setup": f"{full}-certs-setup", f"{full}-certs-patch": f"{full}-certs",
-        f"{full}-certs-cleanup": f"{full}-certs"})
+    T.equal("job: each hook Job runs as its own hook account", accounts, {
+        f"{full}-certs-setup": f"{full}-certs-setup", f"{full}-certs-patch": f"{full}-certs-patch",
+        f"{full}-certs-cleanup": f"{full}-certs-cleanup"})
     for n, j in jobs.items():
         c = spec(j)["containers"][0]
         T.check(f"job: {n}: the image's binary, non-root, read-only, no capabilities",
@@ -810,19 +814,70 @@ def test_job_mode(default_render):
     T.equal("job: the lasting Role: its Secret by name, get and update, no create",
             role and role["rules"], [{"apiGroups": [""], "resources": ["secrets"],
                                       "resourceNames": [secret], "verbs": ["get", "update"]}])
-    setup = r.named("Role", f"{full}-certs-setup")
-    T.check("job: create only in the setup hook's Role, which is a hook deleted on success",
-            setup is not None and {"apiGroups": [""], "resources": ["secrets"],
-                                   "verbs": ["create"]} in setup["rules"] and
-            setup["metadata"]["annotations"]["helm.sh/hook"] == "pre-install,pre-upgrade" and
-            "hook-succeeded" in setup["metadata"]["annotations"]["helm.sh/hook-delete-policy"],
-            setup)
+    create = {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]}
+    hooks_of = {"setup": "pre-install,pre-upgrade", "patch": "post-install,post-upgrade",
+                "cleanup": "pre-delete"}
+    for hook, event in hooks_of.items():
+        for kind, name in (("ServiceAccount", f"{full}-certs-{hook}"),
+                           ("Role", f"{full}-certs-{hook}"),
+                           ("RoleBinding", f"{full}-certs-{hook}"),
+                           ("ClusterRole", f"{cluster}-certs-{hook}"),
+                           ("ClusterRoleBinding", f"{cluster}-certs-{hook}")):
+            o = r.named(kind, name)
+            wanted = (kind == "ServiceAccount" or
+                      (kind in ("Role", "RoleBinding") and hook != "cleanup") or
+                      (kind == "ClusterRole" and hook == "cleanup") or
+                      (kind == "ClusterRoleBinding" and hook != "setup"))
+            if not T.check(f"job: {kind} {name}: {'rendered' if wanted else 'none'}",
+                           (o is not None) == wanted):
+                continue
+            if o is None:
+                continue
+            ann = o["metadata"].get("annotations") or {}
+            T.check(f"job: {kind} {name}: a {event} hook, deleted when it succeeds or fails",
+                    ann.get("helm.sh/hook") == event and
+                    set(ann.get("helm.sh/hook-delete-policy", "").split(",")) ==
+                    {"before-hook-creation", "hook-succeeded", "hook-failed"}, ann)
+    for hook in ("setup", "patch"):
+        o = r.named("Role", f"{full}-certs-{hook}")
+        T.check(f"job: create of Secrets in the {hook} hook's Role", o and create in o["rules"],
+                o and o["rules"])
+    T.check("job: create of Secrets in no lasting Role",
+            all(create not in o["rules"] for o in r.all("Role")
+                if "helm.sh/hook" not in (o["metadata"].get("annotations") or {})))
     cr = r.named("ClusterRole", f"{cluster}-certs")
-    T.equal("job: the ClusterRole: the two configurations by name, get, patch and delete",
+    T.equal("job: the lasting ClusterRole: the two configurations by name, get and patch",
             cr and cr["rules"], [
                 {"apiGroups": ["admissionregistration.k8s.io"], "resources": [res],
-                 "resourceNames": [cluster], "verbs": ["get", "patch", "delete"]}
+                 "resourceNames": [cluster], "verbs": ["get", "patch"]}
                 for res in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations")])
+    crb = r.named("ClusterRoleBinding", f"{cluster}-certs-patch")
+    T.check("job: the patch hook account is bound to the lasting ClusterRole",
+            crb and crb["roleRef"]["name"] == f"{cluster}-certs" and
+            crb["subjects"][0]["name"] == f"{full}-certs-patch", crb)
+    cr = r.named("ClusterRole", f"{cluster}-certs-cleanup")
+    T.equal("job: the cleanup hook's ClusterRole: the two configurations by name, get and "
+            "delete", cr and cr["rules"], [
+                {"apiGroups": ["admissionregistration.k8s.io"], "resources": [res],
+                 "resourceNames": [cluster], "verbs": ["get", "delete"]}
+                for res in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations")])
+    crb = r.named("ClusterRoleBinding", f"{cluster}-certs-cleanup")
+    T.check("job: the cleanup hook account is bound to it",
+            crb and crb["roleRef"]["name"] == f"{cluster}-certs-cleanup" and
+            crb["subjects"][0]["name"] == f"{full}-certs-cleanup", crb)
+    T.check("job: delete of a configuration only in a hook's ClusterRole",
+            all("delete" not in rule["verbs"] for o in r.all("ClusterRole")
+                if "helm.sh/hook" not in (o["metadata"].get("annotations") or {})
+                for rule in o["rules"]))
+    nodel = render("job-no-cleanup", sets=["certificates.job.cleanupOnDelete=false"])
+    if nodel:
+        T.check("job: cleanupOnDelete=false: no cleanup Job, account or ClusterRole",
+                not any("certs-cleanup" in o["metadata"]["name"] for o in nodel.docs), [
+                    o["metadata"]["name"] for o in nodel.docs
+                    if "certs-cleanup" in o["metadata"]["name"]])
+        T.check("job: cleanupOnDelete=false: setup and patch Jobs still there",
+                {j["metadata"]["name"] for j in nodel.all("Job")} ==
+                {f"{full}-certs-setup", f"{full}-certs-patch"})
     for kind in ("Role", "ClusterRole"):
         for o in r.all(kind):
             T.check(f"job: {kind} {o['metadata']['name']}: no wildcard",
@@ -833,7 +888,8 @@ def test_job_mode(default_render):
     if off:
         T.equal("job: without the validating configuration, only the mutating one is named",
                 spec(off.named("Job", f"{full}-certs-cleanup"))["containers"][0]["args"],
-                ["certs", "cleanup", "--webhook", cluster])
+                ["certs", "cleanup", "--namespace", NS, "--helm-release", RELEASE,
+                 "--webhook", cluster])
         T.equal("job: renewal.enabled=false: no CronJob", off.all("CronJob"), [])
     for mode in ("selfsigned", "certmanager", "existingsecret"):
         other = render(f"no-job-{mode}", [ci_values(mode)])
@@ -1200,8 +1256,10 @@ def test_variants(helm):
         cluster += ("ClusterRole", "ClusterRoleBinding")  # of the job mode
         na = {(d["kind"], d["metadata"]["name"]) for d in a.docs if d["kind"] in cluster}
         nb = {(d["kind"], d["metadata"]["name"]) for d in b.docs if d["kind"] in cluster}
+        # the lasting ClusterRole and its binding, the patch hook's binding,
+        # the cleanup hook's ClusterRole and binding
         T.check("names: with the job mode's RBAC too, none the same",
-                len(na) == 4 and len(nb) == 4 and not na & nb, (na, nb))
+                len(na) == 7 and len(nb) == 7 and not na & nb, (na, nb))
         scoped = {d["kind"] for d in a.docs if "namespace" not in d["metadata"]}
         T.check("names: no other cluster-scoped object", scoped <= set(cluster), scoped)
 
@@ -2253,6 +2311,35 @@ def test_hami_device_config(helm, default_render):
     T.check("hami-device-config: a ConfigMap name that is not DNS-1123 is refused",
             rc != 0 and "configMap" in err, err.strip())
 
+    # HAMi's families are not in config.devices: the matchConditions would
+    # never send their pods.  Off, unless resourceNames lists them.
+    cm = "hami.deviceConfig.configMap=hami-scheduler-device"
+    r = render("hami-device-config-1.30", sets=[cm], kube="1.30.0")
+    if r:
+        T.equal("hami-device-config-1.30: no matchConditions on the mutating webhook",
+                mutate_condition(r), None)
+        text = notes_text(sets=[cm], kube="1.30.0")
+        T.check("hami-device-config-1.30: NOTES says every pod CREATE is sent, and why",
+                "every pod CREATE" in text and "hami.deviceConfig.resourceNames" in text,
+                text[-900:])
+    r = render("hami-device-config-names", sets=[
+        cm, "hami.deviceConfig.resourceNames={example.com/vgpu,example.com/vgpu-memory}"],
+        kube="1.30.0")
+    if r:
+        expr = mutate_condition(r)
+        if T.check("hami-device-config-names: matchConditions kept with resourceNames",
+                   expr is not None):
+            T.check("hami-device-config-names: they name HAMi's and config.devices' resources",
+                    '"example.com/vgpu"' in expr and '"example.com/vgpu-memory"' in expr and
+                    '"nvidia.com/gpu"' in expr, expr)
+            check_cel("hami-device-config-names", expr, [
+                (w, create_vars(o), want) for w, o, want in (
+                    ("a pod of HAMi's family", pod([ctr("a", {"example.com/vgpu": "1"})]), True),
+                    ("a CPU-only pod", pod([ctr("a", {"cpu": "1"})]), False))])
+    rc, _, err = helm_template(sets=[cm, "hami.deviceConfig.resourceNames={Bad Name}"])
+    T.check("hami-device-config: a resource name that is not one is refused",
+            rc != 0 and "resourceNames" in err, err.strip())
+
 
 @checks
 def test_tls_values(helm, default_render):
@@ -2397,3 +2484,46 @@ def test_package(helm):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__] + sys.argv[1:]))
+
+
+# --- the values file as the binary's --config ------------------------------
+
+def config_show(path):
+    """`vgpu-webhook config --config PATH`: (rc, the configuration, stderr)."""
+    p = subprocess.run([BIN, "config", "--config", path], capture_output=True,
+                       text=True, timeout=60)
+    return p.returncode, (json.loads(p.stdout) if p.returncode == 0 else None), p.stderr
+
+
+def configmap_text(r):
+    """The ConfigMap document of render r, as helm template wrote it."""
+    for doc in re.split(r"(?m)^---\s*$", r.text):
+        if re.search(r"(?m)^kind: ConfigMap$", doc) and "config.json:" in doc:
+            return doc
+    return None
+
+
+@checks
+def test_values_as_config(helm, default_render, full_render):
+    """--config takes the chart's values file (its config key) and the rendered
+    ConfigMap (its data."config.json"), with the configuration config.json gives."""
+    T.section("the values file and the ConfigMap as --config")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, r, values in (
+                ("default", default_render, os.path.join(CHART, "values.yaml")),
+                ("full-config", full_render, ci_values("full-config"))):
+            if not r:
+                continue
+            rendered = os.path.join(tmp, name + "-config.json")
+            write(rendered, r.one("ConfigMap")["data"]["config.json"])
+            cm = os.path.join(tmp, name + "-configmap.yaml")
+            write(cm, configmap_text(r) or "")
+            rc, want, err = config_show(rendered)
+            if not T.check(f"{name}: config --config config.json (rendered)", rc == 0, err):
+                continue
+            for label, path in (("the values file " + os.path.relpath(values, ROOT), values),
+                                ("the rendered ConfigMap document", cm)):
+                rc, got, err = config_show(path)
+                T.check(f"{name}: config --config {label}: read", rc == 0, err)
+                if rc == 0:
+                    T.equal(f"{name}: {label} gives what config.json gives", got, want)

@@ -87,6 +87,9 @@ BAD_VALUES = {
         {"hami": {"deviceConfig": {"configMap": "Hami_device"}}}, "configMap"),
     "/properties/hami/properties/deviceConfig/properties/key": (
         {"hami": {"deviceConfig": {"configMap": "h", "key": "a/b.yaml"}}}, "key"),
+    "/properties/hami/properties/deviceConfig/properties/resourceNames/items": (
+        {"hami": {"deviceConfig": {"configMap": "h", "resourceNames": ["a.io/Bad Name"]}}},
+        "resourceNames"),
     "/properties/fullnameOverride": ({"fullnameOverride": "Bad_Name-x"}, "fullnameOverride"),
     # a registry is host[:port][/path], never a URL
     "/properties/image/properties/registry": (
@@ -373,6 +376,21 @@ def test_helm_test(helm):
         rc, text, _ = notes("clientAuth.enabled=true", "clientAuth.caConfigMap=ca")
         T.check("test-client-none: NOTES say the test fails with 403 without the Secret",
                 "403" in text and "helmTest.clientCertSecret" in text, text[-600:])
+    # The families from HAMi's file only (config.devices null or []): the
+    # check asks for HAMi's nvidia resource.
+    with tempfile.TemporaryDirectory() as d:
+        for tag, devices in (("null", None), ("empty", [])):
+            vf = os.path.join(d, f"{tag}.yaml")
+            with open(vf, "w") as f:
+                yaml.safe_dump({"config": {"devices": devices},
+                                "hami": {"deviceConfig": {"configMap": "hami-scheduler-device"}}},
+                               f)
+            r = C.render(f"test-devices-{tag}", [vf])
+            pod = helm_test_pod(r) if r else None
+            args = pod["spec"]["containers"][0].get("args", []) if pod else []
+            T.check(f"test-devices-{tag}: the check asks for nvidia.com/gpu",
+                    "--resource" in args and args[args.index("--resource") + 1] ==
+                    "nvidia.com/gpu", args)
     r = C.render("test-off", sets=["helmTest.enabled=false"])
     if r:
         T.equal("test-off: no test pod", helm_test_pod(r), None)

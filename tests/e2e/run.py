@@ -9,9 +9,9 @@ missing and built or found the API server (see tests/e2e/e2e.mk).  The
 tests run in this order on one cluster, started once for all of them:
 corpus, dry_run, reinvocation, v1beta1, quota, ert, failure_policy,
 rotation, chart, guards, profiles, escapes_ephemeral, escapes_depth,
-escapes_server, certs_job; -k also knows each by the name it prints (dry-run,
-extended-resource-toleration, failure-policy, escapes-ephemeral,
-escapes-depth, escapes-server, certs-job).
+escapes_server, certs_job, certs_upgrade; -k also knows each by the name it
+prints (dry-run, extended-resource-toleration, failure-policy,
+escapes-ephemeral, escapes-depth, escapes-server, certs-job, certs-upgrade).
 
 What runs, all on 127.0.0.1 on free ports, logs in build/e2e/:
   - etcd from Debian's etcd-server, with its own data folder (the packaged
@@ -100,8 +100,26 @@ TEST_NAMESPACES = ("e2e-reinvoke", "e2e-v1beta1", "e2e-ert", "e2e-failure",
 # webhook configurations select no namespace.
 CERTS_RELEASE = "certs-e2e"
 CERTS_FULLNAME = f"{CERTS_RELEASE}-vgpu-webhook"
+# The chart names its cluster-scoped objects FULLNAME-NAMESPACE.
+WEBHOOK_CONFIG = f"{RELEASE}-{RELEASE_NS}"
+CERTS_CONFIG = f"{CERTS_FULLNAME}-{RELEASE_NS}"
 CERTS_SA = f"system:serviceaccount:{RELEASE_NS}:{CERTS_FULLNAME}-certs"
 CERTS_SETUP_SA = f"system:serviceaccount:{RELEASE_NS}:{CERTS_FULLNAME}-certs-setup"
+CERTS_PATCH_SA = f"system:serviceaccount:{RELEASE_NS}:{CERTS_FULLNAME}-certs-patch"
+CERTS_CLEANUP_SA = f"system:serviceaccount:{RELEASE_NS}:{CERTS_FULLNAME}-certs-cleanup"
+# certs-upgrade: a release installed in selfSigned mode, upgraded to job.
+CERTS_UP_RELEASE = "certs-up"
+CERTS_UP_FULLNAME = f"{CERTS_UP_RELEASE}-vgpu-webhook"
+CERTS_UP_NS = "e2e-certs-up"  # the only namespace its webhook configurations select
+
+
+def certs_accounts(fullname):
+    """The identities of the job mode's ServiceAccounts of a release: the
+    lasting one and the setup, patch and cleanup hooks' ones."""
+    return tuple(f"system:serviceaccount:{RELEASE_NS}:{fullname}-certs{x}"
+                 for x in ("", "-setup", "-patch", "-cleanup"))
+
+
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
 START_TIMEOUT = 180  # seconds for the API server to become ready (a busy machine)
@@ -1553,7 +1571,7 @@ class Suite:
         ns, name = "e2e-guards", "guard-target"
         key = "hami.io/vgpu-node"
         rc, out, err = cl.kubectl(["get", "validatingwebhookconfiguration",
-                                   f"{RELEASE}-{RELEASE_NS}", "-o", "json"])
+                                   WEBHOOK_CONFIG, "-o", "json"])
         if t.check(rc == 0, "the chart's ValidatingWebhookConfiguration is applied", err.strip()):
             wh = json.loads(out)["webhooks"][0]
             svc = wh["clientConfig"].get("service") or {}
@@ -1779,7 +1797,7 @@ class Suite:
                      "with its warnings and log field, ml keeps 5000; the ..data swap to "
                      "3000 is served without a restart, " + (t.summary or "no reload"))
 
-    # --- 16 ----------------------------------------------------------------
+    # --- 17 ----------------------------------------------------------------
 
     ALLOCATION_NS = {"dra": "e2e-alloc-dra", "off": "e2e-alloc-off"}
 
@@ -2059,7 +2077,7 @@ class Suite:
         self.settle()
         try:
             for kind in configs:
-                rc, out, err = cl.kubectl(["get", kind.lower(), RELEASE, "-o", "json"])
+                rc, out, err = cl.kubectl(["get", kind.lower(), WEBHOOK_CONFIG, "-o", "json"])
                 t.equal(json.loads(out)["webhooks"][0]["failurePolicy"] if rc == 0 else err,
                         "Ignore", f"the chart's {kind} fails open")
             self.depth_cases(t, ns, key)
@@ -2283,9 +2301,9 @@ class Suite:
         out = []
         for path in (f"/api/v1/namespaces/{RELEASE_NS}/secrets/{CERTS_FULLNAME}-tls",
                      f"/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/"
-                     f"{CERTS_FULLNAME}",
+                     f"{CERTS_CONFIG}",
                      f"/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/"
-                     f"{CERTS_FULLNAME}"):
+                     f"{CERTS_CONFIG}"):
             code, body = self.cl.api("GET", path)
             out.append(body if code == 200 else None)
         return out
@@ -2432,29 +2450,273 @@ class Suite:
             t.check(rc == 1 and f'get secret "{RELEASE_NS}/other": http 403: secrets "other" '
                     'is forbidden' in err, "another Secret: 403 with the API server's message",
                     err)
-            rc, _, err = self.certs_run(["certs", "cleanup", "--webhook", RELEASE], CERTS_SA)
-            t.check(rc == 1 and f'delete mutatingwebhookconfiguration "{RELEASE}": http 403' in err,
+            rc, _, err = self.certs_run(["certs", "cleanup", "--webhook", WEBHOOK_CONFIG],
+                                        CERTS_SA)
+            t.check(rc == 1 and
+                    f'delete mutatingwebhookconfiguration "{WEBHOOK_CONFIG}": http 403' in err,
                     "the account cannot delete another webhook configuration", err)
             t.check(self.cl.api("GET", "/apis/admissionregistration.k8s.io/v1/"
-                                f"mutatingwebhookconfigurations/{RELEASE}")[0] == 200,
+                                f"mutatingwebhookconfigurations/{WEBHOOK_CONFIG}")[0] == 200,
                     "the suite's own webhook configuration is still there")
 
-            # pre-delete
-            rc, out, err = self.certs_run(cleanup, CERTS_SA)
-            t.check(rc == 0 and out.count(": deleted") == 2, "pre-delete: both deleted",
+            # pre-delete.  Applied as plain objects (helm template | kubectl
+            # apply), the configurations carry no Helm ownership: the
+            # cleanup Job, which then runs at once, deletes neither.
+            mname = cleanup[cleanup.index("--webhook") + 1]
+            vname = cleanup[cleanup.index("--validating-webhook") + 1]
+            rc, out, err = self.certs_run(cleanup, CERTS_CLEANUP_SA)
+            t.check(rc == 0 and out.count(": kept: not installed by Helm") == 2,
+                    "pre-delete applied with kubectl: both configurations kept", out + err)
+            _, mwc, vwc = self.certs_state()
+            t.check(mwc is not None and vwc is not None, "both configurations are still there")
+            rc, _, err = self.certs_run(["certs", "cleanup", "--webhook", mname], CERTS_SA)
+            t.check(rc == 1 and f'delete mutatingwebhookconfiguration "{mname}": http 403' in err,
+                    "the lasting account cannot delete its own configuration", err)
+            # As Helm installs them: its ownership annotations; another
+            # release's are not enough.
+            for kind, name, rel in (("mutatingwebhookconfiguration", mname, CERTS_RELEASE),
+                                    ("validatingwebhookconfiguration", vname, "other")):
+                cl.kubectl(["annotate", "--overwrite", kind, name,
+                            f"meta.helm.sh/release-name={rel}",
+                            f"meta.helm.sh/release-namespace={RELEASE_NS}"])
+            rc, out, err = self.certs_run(cleanup, CERTS_CLEANUP_SA)
+            t.check(rc == 0 and f'mutatingwebhookconfiguration "{mname}": deleted' in out and
+                    f'validatingwebhookconfiguration "{vname}": kept: of the Helm release '
+                    f'"{RELEASE_NS}/other"' in out, "pre-delete: only this release's deleted",
                     out + err)
+            cl.kubectl(["annotate", "--overwrite", "validatingwebhookconfiguration", vname,
+                        f"meta.helm.sh/release-name={CERTS_RELEASE}"])
+            rc, out, err = self.certs_run(cleanup, CERTS_CLEANUP_SA)
+            t.check(rc == 0 and out.count("already absent") == 1 and
+                    out.count(": deleted") == 1, "pre-delete: the second one too", out + err)
             _, mwc, vwc = self.certs_state()
             t.check(mwc is None and vwc is None, "both configurations are gone")
-            rc, out, err = self.certs_run(cleanup, CERTS_SA)
+            rc, out, err = self.certs_run(cleanup, CERTS_CLEANUP_SA)
             t.check(rc == 0 and out.count("already absent") == 2,
                     "a second cleanup: already absent, exit 0", out + err)
             t.summary = "Secret made, caBundles set, idempotent, renewed, cleaned up"
         finally:
             for kind, name, ns in (("secret", f"{CERTS_FULLNAME}-tls", RELEASE_NS),
-                                   ("mutatingwebhookconfiguration", CERTS_FULLNAME, None),
-                                   ("validatingwebhookconfiguration", CERTS_FULLNAME, None)):
+                                   ("mutatingwebhookconfiguration", CERTS_CONFIG, None),
+                                   ("validatingwebhookconfiguration", CERTS_CONFIG, None)):
                 cl.kubectl(["delete", kind, name, "--ignore-not-found"] +
                            (["-n", ns] if ns else []))
+            for o in rbac:
+                cl.kubectl(["delete", o["kind"].lower(), o["metadata"]["name"],
+                            "--ignore-not-found"] +
+                           (["-n", RELEASE_NS] if o["kind"] in ("ServiceAccount", "Role",
+                                                                 "RoleBinding") else []))
+
+    def test_certs_upgrade(self, t):
+        """A release on certificates.mode selfSigned upgraded to job, as
+        Helm does it, through the real API server: the setup hook keeps the
+        Secret (--create-only), Helm deletes it and drops the caBundle, the
+        post-upgrade hook's account creates a new pair and sets the
+        caBundle, and a GPU pod is admitted by a webhook serving that
+        pair.  Then: no renewal in the setup hook, Secrets that cannot be
+        replaced refused by name, other keys kept."""
+        cl = self.cl
+        port = free_port()
+        ns_doc = {"apiVersion": "v1", "kind": "Namespace",
+                  "metadata": {"name": CERTS_UP_NS,
+                               "labels": {"kubernetes.io/metadata.name": CERTS_UP_NS}}}
+        owner = {"meta.helm.sh/release-name": CERTS_UP_RELEASE,
+                 "meta.helm.sh/release-namespace": RELEASE_NS}
+        secret_name = f"{CERTS_UP_FULLNAME}-tls"
+        secret_path = f"/api/v1/namespaces/{RELEASE_NS}/secrets/{secret_name}"
+        lasting, setup_sa, patch_sa, cleanup_sa = certs_accounts(CERTS_UP_FULLNAME)
+        served = log_path("certs-up-tls")
+        os.makedirs(served, exist_ok=True)
+        webhook = [None]
+
+        def as_helm_installs(docs):
+            """The configurations and the Secret with Helm's ownership, the
+            configurations selecting CERTS_UP_NS only, failurePolicy Fail."""
+            out = []
+            for kind, _, o in docs:
+                if kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration",
+                            "Secret"):
+                    o["metadata"].setdefault("annotations", {}).update(owner)
+                    for w in o.get("webhooks", []):
+                        w["namespaceSelector"] = {"matchLabels": {
+                            "kubernetes.io/metadata.name": CERTS_UP_NS}}
+                        w["failurePolicy"] = "Fail"
+                    out.append(o)
+            return out
+
+        def serve(data, tag):
+            """The release's webhook, serving the pair data (as its pods do
+            after the kubelet refreshed the Secret volume)."""
+            if webhook[0] is not None:
+                webhook[0].stop()
+            for k in ("tls.crt", "tls.key"):
+                write(os.path.join(served, k), data[k], 0o600)
+            webhook[0] = Proc("vgpu-webhook certs-up", [
+                BIN, "serve", "--listen", f"127.0.0.1:{port}",
+                "--tls-cert-file", os.path.join(served, "tls.crt"),
+                "--tls-private-key-file", os.path.join(served, "tls.key"),
+                "--metrics-listen", "", "--log-format", "json", "--config", config],
+                f"webhook-certs-up-{tag}.log")
+            deadline = time.time() + 20
+            up = False
+            while not up and webhook[0].alive() and time.time() < deadline:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    up = True
+                except OSError:
+                    time.sleep(0.05)
+            return t.check(up, f"{tag}: the release's webhook serves", tail(webhook[0].log))
+
+        def admitted(tag):
+            """A GPU pod in CERTS_UP_NS, admitted through the release's
+            webhook (its decision logged)."""
+            self.settle()
+            name = f"gpu-{tag}"
+            rc, pod, err = create(cl, gpu_pod(name, CERTS_UP_NS))
+            ok = t.check(rc == 0 and is_defaulted(pod),
+                         f"{tag}: a GPU pod is admitted and defaulted through the release's "
+                         "webhook", err.strip())
+            t.check(any(json.loads(x).get("msg") == "decision" for x in webhook[0].lines()
+                        if x.startswith("{")), f"{tag}: the release's webhook decided it")
+            cl.kubectl(["-n", CERTS_UP_NS, "delete", "pod", name, "--wait=false"])
+            return ok
+
+        def secret():
+            code, body = cl.api("GET", secret_path)
+            return body if code == 200 else None
+
+        def data_of(obj):
+            return {k: base64.b64decode(v) for k, v in ((obj or {}).get("data") or {}).items()}
+
+        def bundles(names):
+            out = []
+            for kind, name in names:
+                code, body = cl.api("GET", "/apis/admissionregistration.k8s.io/v1/"
+                                    f"{kind.lower()}s/{name}")
+                out += [w.get("clientConfig", {}).get("caBundle") for w in
+                        (body.get("webhooks", []) if code == 200 else [None])]
+            return out
+
+        old_docs = split_docs(self.render(f"service.port={port}", release=CERTS_UP_RELEASE,
+                                          mode="selfSigned"))
+        new_docs = split_docs(self.render(f"service.port={port}", release=CERTS_UP_RELEASE,
+                                          mode="job"))
+        config = log_path("certs-up-config.json")
+        write(config, [o for k, _, o in old_docs if k == "ConfigMap"][0]["data"]["config.json"])
+        svc = [o for k, _, o in old_docs if k == "Service"][0]
+        configs = [(o["kind"], o["metadata"]["name"]) for k, _, o in new_docs
+                   if k in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")]
+        jobs = {o["metadata"]["name"]: o["spec"]["template"]["spec"] for k, _, o in new_docs
+                if k == "Job"}
+        setup = jobs[f"{CERTS_UP_FULLNAME}-certs-setup"]
+        patch = jobs[f"{CERTS_UP_FULLNAME}-certs-patch"]
+        cleanup = jobs[f"{CERTS_UP_FULLNAME}-certs-cleanup"]
+        t.equal([setup["serviceAccountName"], patch["serviceAccountName"],
+                 cleanup["serviceAccountName"]],
+                [x.rpartition(":")[2] for x in (setup_sa, patch_sa, cleanup_sa)],
+                "each hook Job runs as its own hook account")
+        setup, patch, cleanup = (j["containers"][0]["args"] for j in (setup, patch, cleanup))
+        rbac = [o for k, _, o in new_docs if k in ("ServiceAccount", "Role", "RoleBinding",
+                                                   "ClusterRole", "ClusterRoleBinding")
+                and "-certs" in o["metadata"]["name"]]
+        for o in rbac:
+            o["metadata"].pop("annotations", None)
+        try:
+            # helm install, selfSigned
+            cl.apply([ns_doc, external_name_service(svc)] + as_helm_installs(old_docs))
+            before = secret()
+            if not t.check(before is not None, "selfSigned: the Secret of the chart"):
+                return
+            if not serve(data_of(before), "selfsigned"):
+                return
+            admitted("selfsigned")
+
+            # helm upgrade to job: pre-upgrade, the setup hook
+            cl.apply(rbac)
+            rc, out, err = self.certs_run(setup, setup_sa)
+            t.check(rc == 0 and f'secret "{RELEASE_NS}/{secret_name}": kept' in out,
+                    "pre-upgrade: the setup hook keeps the selfSigned Secret", out + err)
+            t.equal(secret()["metadata"]["resourceVersion"],
+                    before["metadata"]["resourceVersion"], "pre-upgrade: the Secret unchanged")
+            # Helm: the Secret is no longer in the manifest (deleted), and
+            # the three-way merge drops the caBundle the chart no longer
+            # renders.
+            cl.kubectl(["-n", RELEASE_NS, "delete", "secret", secret_name])
+            cl.apply(as_helm_installs(new_docs))
+            t.check(not any(bundles(configs)), "upgrade: the caBundles are gone",
+                    bundles(configs))
+            # post-upgrade: the lasting account could not create the Secret
+            rc, _, err = self.certs_run(patch, lasting)
+            t.check(rc == 1 and "http 403" in err and "create secret" in err,
+                    "the lasting account may not create the Secret", err)
+            rc, out, err = self.certs_run(patch, patch_sa)
+            t.check(rc == 0 and "created (absent)" in out and out.count("caBundle set") == 2,
+                    "post-upgrade: the patch hook creates the Secret and sets both caBundles",
+                    out + err)
+            after = secret()
+            ca = data_of(after).get("ca.crt")
+            t.check(ca and ca != data_of(before).get("ca.crt") and
+                    all(b and base64.b64decode(b) == ca for b in bundles(configs)),
+                    "every caBundle is the new Secret's CA")
+            if serve(data_of(after), "job"):
+                admitted("job")
+
+            # A later upgrade when renewal is due: the setup hook keeps the
+            # pair the caBundle trusts; the post-upgrade hook renews it.
+            version = after["metadata"]["resourceVersion"]
+            rc, out, err = self.certs_run(setup, setup_sa, "--validity", "400d",
+                                          "--renew-before", "399d")
+            t.check(rc == 0 and "kept (--create-only): " in out and "renewal margin" in out,
+                    "pre-upgrade: a pair due for renewal is kept", out + err)
+            t.equal(secret()["metadata"]["resourceVersion"], version,
+                    "pre-upgrade: no write to the Secret")
+            rc, out, err = self.certs_run(patch, patch_sa, "--validity", "400d",
+                                          "--renew-before", "399d")
+            t.check(rc == 0 and "renewed (" in out and out.count("caBundle set") == 2,
+                    "post-upgrade: renewed, and the caBundles with it", out + err)
+            renewed = data_of(secret())
+            t.check(all(b and base64.b64decode(b) == renewed.get("ca.crt") + ca
+                        for b in bundles(configs)),
+                    "renewed: the new CA first, the old one after it")
+
+            # A Secret that cannot be replaced is refused by name; a valid
+            # one of the right type keeps its other keys.
+            def put_secret(typ, immutable, data):
+                cl.kubectl(["-n", RELEASE_NS, "delete", "secret", secret_name,
+                            "--ignore-not-found"])
+                obj = {"apiVersion": "v1", "kind": "Secret", "type": typ,
+                       "metadata": {"name": secret_name, "namespace": RELEASE_NS},
+                       "data": {k: base64.b64encode(v).decode() for k, v in data.items()}}
+                if immutable:
+                    obj["immutable"] = True
+                cl.apply([obj])
+            junk = {"tls.crt": b"junk", "tls.key": b"junk", "extra": b"kept"}
+            put_secret("Opaque", False, junk)
+            rc, _, err = self.certs_run(patch, patch_sa)
+            t.check(rc == 1 and f'secret "{RELEASE_NS}/{secret_name}": must be replaced '
+                    '(ca.crt: missing) but its type is "Opaque", not kubernetes.io/tls' in err,
+                    "an Opaque Secret: refused, named, with why", err)
+            put_secret("kubernetes.io/tls", True, junk)
+            rc, _, err = self.certs_run(patch, patch_sa)
+            t.check(rc == 1 and "but it is immutable: delete it" in err,
+                    "an immutable Secret: refused, named, with why", err)
+            put_secret("kubernetes.io/tls", False, junk)
+            rc, out, err = self.certs_run(patch, patch_sa)
+            got = data_of(secret())
+            t.check(rc == 0 and "renewed (" in out and got.get("extra") == b"kept" and
+                    got.get("tls.crt") != b"junk", "a kubernetes.io/tls Secret: renewed, its "
+                    "other keys kept", out + err)
+            t.summary = ("selfSigned upgraded to job: Secret recreated by the patch hook, "
+                         "caBundles set, GPU pods admitted; no renewal in setup")
+        finally:
+            if webhook[0] is not None:
+                webhook[0].stop()
+            cl.kubectl(["-n", RELEASE_NS, "delete", "secret", secret_name, "--ignore-not-found"])
+            cl.kubectl(["delete", "namespace", CERTS_UP_NS, "--ignore-not-found", "--wait=false"])
+            for kind, name in configs:
+                cl.kubectl(["delete", kind.lower(), name, "--ignore-not-found"])
+            cl.kubectl(["-n", RELEASE_NS, "delete", "service", svc["metadata"]["name"],
+                        "--ignore-not-found"])
             for o in rbac:
                 cl.kubectl(["delete", o["kind"].lower(), o["metadata"]["name"],
                             "--ignore-not-found"] +
@@ -2597,7 +2859,7 @@ def suite(request, report):
                DEVICE_PLUGIN_SA: (DEVICE_PLUGIN_SA, "uid-hami-device-plugin",
                                   ("system:serviceaccounts",
                                    "system:serviceaccounts:kube-system"))}
-        for sa in (CERTS_SA, CERTS_SETUP_SA):
+        for sa in certs_accounts(CERTS_FULLNAME) + certs_accounts(CERTS_UP_FULLNAME):
             ids[sa] = (sa, "uid-" + sa.rpartition(":")[2],
                        ("system:serviceaccounts", f"system:serviceaccounts:{RELEASE_NS}"))
         ids.update(corpus_identities(cases))
@@ -2658,7 +2920,8 @@ test_escapes_ephemeral = checks(12, "escapes-ephemeral", Suite.test_escapes_ephe
 test_escapes_depth = checks(13, "escapes-depth", Suite.test_escapes_depth)
 test_escapes_server = checks(14, "escapes-server", Suite.test_escapes_server)
 test_certs_job = checks(15, "certs-job", Suite.test_certs_job)
-test_allocation = checks(16, "allocation", Suite.test_allocation)
+test_certs_upgrade = checks(16, "certs-upgrade", Suite.test_certs_upgrade)
+test_allocation = checks(17, "allocation", Suite.test_allocation)
 
 
 if __name__ == "__main__":

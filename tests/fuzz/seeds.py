@@ -17,6 +17,8 @@ usage: seeds.py OUTDIR
                    API server writes it, and a few starts made by hand
   OUTDIR/hami/     HAMi's device-config.yaml of the fixtures, and the
                    YAML streams
+  OUTDIR/config/   the fixtures' config files, the chart's values files,
+                   and each config file as YAML in a ConfigMap
 """
 import copy
 import json
@@ -153,9 +155,30 @@ def config_tail(raw, selector):
     return raw.rstrip(b" \t\r\n") + b"\n" * (selector % 4)
 
 
+def config_seeds(out, root, names):
+    """OUTDIR/config/: fixture configs as they are and in a ConfigMap, and
+    the chart's values files."""
+    for name in names:
+        path = os.path.join(root, name, "config.json")
+        if not os.path.exists(path):
+            continue
+        with open(path, "rb") as f:
+            raw = f.read()
+        with open(os.path.join(out, "config", name), "wb") as f:
+            f.write(raw)
+        with open(os.path.join(out, "config", name + "-configmap"), "wb") as f:
+            f.write(b"apiVersion: v1\nkind: ConfigMap\ndata:\n  config.json: |\n" +
+                    b"".join(b"    " + line + b"\n" for line in raw.splitlines()))
+    chart = os.path.join(os.path.dirname(__file__), "..", "..", "charts", "vgpu-webhook")
+    for path in [os.path.join(chart, "values.yaml")] + sorted(
+            os.path.join(chart, "ci", n) for n in os.listdir(os.path.join(chart, "ci"))):
+        shutil.copyfile(path, os.path.join(out, "config", "values-" + os.path.basename(path)))
+
+
 def main():
     out = sys.argv[1]
-    for sub in ("review", "policy", "quantity", "pick", "yaml", "prefix", "hami"):
+    for sub in ("review", "policy", "quantity", "pick", "yaml", "prefix", "hami",
+                "config"):
         os.makedirs(os.path.join(out, sub), exist_ok=True)
     root = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cases")
     quantities = set(QUANTITIES)
@@ -213,12 +236,22 @@ def main():
             with open(os.path.join(out, "yaml", "y%02d-%d" % (i, selector)),
                       "wb") as f:
                 f.write(bytes([selector]) + text)
+    # KRM ResourceLists recorded from kustomize and kpt (behaviour §8)
+    krm = os.path.join(os.path.dirname(__file__), "..", "manifests", "krm")
+    for name in sorted(os.listdir(krm)) if os.path.isdir(krm) else []:
+        with open(os.path.join(krm, name), "rb") as f:
+            text = f.read()
+        for selector in (0, 4):
+            with open(os.path.join(out, "yaml", "k-%s-%d" % (name, selector)),
+                      "wb") as f:
+                f.write(bytes([selector]) + text)
     hami = os.path.join(os.path.dirname(__file__), "..", "fixtures", "hami")
     for name in sorted(os.listdir(hami)) if os.path.isdir(hami) else []:
         shutil.copyfile(os.path.join(hami, name), os.path.join(out, "hami", name))
     for i, text in enumerate(YAML):
         with open(os.path.join(out, "hami", "y%02d" % i), "wb") as f:
             f.write(text)
+    config_seeds(out, root, names)
     for i, q in enumerate(sorted(quantities)):
         with open(os.path.join(out, "quantity", "q%03d" % i), "w") as f:
             f.write(q)

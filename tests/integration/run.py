@@ -418,21 +418,22 @@ def test_body_memory(env):
     """Bodies held at once share 64 MiB, an address at most 48 MiB of it.
     A body that finds no room is read to its end and denied (code 503),
     an AdmissionReview, or answered 503 when it is none; when a connection
-    whose body stalled for more than a second holds the memory, it is
-    closed for the new body (reason memory), which is then decided, and a
-    connection whose body goes on is never closed for another."""
+    whose body is slow (below 256 KiB/s over the last 2 to 4 s) holds the
+    memory, it is closed for the new body (reason memory), which is then
+    decided, and a connection whose body comes faster is never closed for
+    another."""
     big = 40 << 20
     with Server(env.certs) as srv:
-        # The share of an address: a holder kept fresh by a byte every
-        # 0.2 s holds 32 MiB (30 MiB in); 20 MiB more from its address do
-        # not fit its share, from another address they do.
+        # The share of an address: a holder whose body goes on at 640 KiB/s
+        # holds 32 MiB (30 MiB in); 20 MiB more from its address do not
+        # fit its share, from another address they do.
         holder = srv.raw_tls(timeout=60, source="127.0.0.2")
         holder.sendall(request_head(big) + b" " * (30 << 20))
         stop = threading.Event()
 
         def trickle():
-            while not stop.wait(0.2):
-                holder.sendall(b" ")
+            while not stop.wait(0.1):
+                holder.sendall(b" " * (64 << 10))
         t = threading.Thread(target=trickle)
         t.start()
         try:
@@ -458,8 +459,9 @@ def test_body_memory(env):
         holder.close()
         assert memory_closed(srv) == 0
 
-        # Two bodies stalled at 30 MiB hold the whole 64 MiB; past a
-        # second, the older one is closed for a new body.
+        # Two bodies stalled at 30 MiB hold the whole 64 MiB; 4 s on, they
+        # are slow, and the one whose last byte is older is closed for a
+        # new body.
         held = []
         for source in ("127.0.0.2", "127.0.0.3"):
             review = good_review()
@@ -468,7 +470,7 @@ def test_body_memory(env):
             h.sendall(request_head(big) + data[:30 << 20])
             held.append((h, review, data))
             time.sleep(0.2)
-        time.sleep(1.5)
+        time.sleep(4.5)
         review = good_review()
         s = srv.raw_tls(timeout=60)
         send_in_pieces(s, request_head(4 << 20) + padded(review, 4 << 20))
@@ -483,6 +485,54 @@ def test_body_memory(env):
         for h, _, _ in held:
             h.close()
         assert memory_closed(srv) == 1
+        assert srv.stop() == 0
+
+
+def test_body_memory_tricklers(env):
+    """Two addresses cannot keep the body memory by trickling: from
+    127.0.0.2 and 127.0.0.3, bodies that came fast to 32 MiB and 16 MiB
+    (holding 40 MiB and 24 MiB: all of it) then go on with a byte every
+    0.5 s;
+    4.5 s later a review of 64 KiB sent in two writes from 127.0.0.1 is
+    decided (a patch), not denied for want of memory: the larger slow
+    holder is closed for it, and only that one."""
+    with Server(env.certs) as srv:
+        holders = []
+        for source, length, sent in (("127.0.0.2", 40 << 20, (32 << 20) + 1),
+                                     ("127.0.0.3", 24 << 20, (16 << 20) + 1)):
+            h = srv.raw_tls(timeout=60, source=source)
+            h.sendall(request_head(length) + b" " * sent)
+            holders.append(h)
+        stop = threading.Event()
+
+        def trickle():
+            while not stop.wait(0.5):
+                for h in holders:
+                    try:
+                        h.sendall(b" ")
+                    except OSError:
+                        pass
+        t = threading.Thread(target=trickle)
+        t.start()
+        try:
+            time.sleep(4.5)
+            review = good_review()
+            data = request_head(64 << 10) + padded(review, 64 << 10)
+            s = srv.raw_tls(timeout=60)
+            s.sendall(data[:len(data) // 2])
+            time.sleep(0.05)
+            s.sendall(data[len(data) // 2:])
+            status, headers, body = read_response(s)
+            s.close()
+        finally:
+            stop.set()
+            t.join()
+        check_good_answer(status, headers, body, review)
+        assert memory_closed(srv) == 1
+        assert closed_by_peer(holders[0], 2.0), "the larger trickler kept"
+        assert not closed_by_peer(holders[1], 0.1), "both tricklers closed"
+        for h in holders:
+            h.close()
         assert srv.stop() == 0
 
 
@@ -1236,14 +1286,21 @@ def test_sigterm_drains(env):
 
 
 def test_drain_closes_idle_and_stalled(env):
-    """At SIGTERM an idle keep-alive connection is closed at once, and a
-    request whose body stopped coming is closed 5 s after its last byte,
-    not at its 30 s deadline: the process then exits 0."""
+    """At SIGTERM an idle keep-alive connection is closed at once, and so
+    is one on which the next request's headers came only in part (the
+    server is not told of them: it is idle); a request whose body stopped
+    coming is closed 5 s after its last byte, not at its 30 s deadline:
+    the process then exits 0."""
     srv = Server(env.certs)
     try:
         idle = srv.conn()
         review = good_review()
         check_good_answer(*srv.post(review, conn=idle), review)
+        partial = srv.raw_tls(timeout=20)
+        data = json.dumps(review).encode()
+        partial.sendall(request_head(len(data)) + data)
+        check_good_answer(*read_response(partial), review)
+        partial.sendall(request_head(len(data))[:40])
         data = json.dumps(good_review()).encode()
         stalled = srv.raw_tls(timeout=20)
         stalled.sendall(request_head(len(data)) + data[:100])
@@ -1254,8 +1311,10 @@ def test_drain_closes_idle_and_stalled(env):
         t0 = time.monotonic()
         srv.proc.send_signal(signal.SIGTERM)
         assert closed_by_peer(idle.sock, 1.0), "idle connection kept"
+        assert closed_by_peer(partial, 1.0), "half-headers connection kept"
         assert time.monotonic() - t0 < 1.5
         idle.close()
+        partial.close()
         assert closed_by_peer(stalled, 10.0), "stalled request kept"
         took = time.monotonic() - t0
         assert 4 <= took < 7, took

@@ -323,3 +323,45 @@ def test_decision_log_names_allocation(certs):
         assert dra and "profile=dra-pool allocation=dra" in dra[0], dra
         assert srv.stop() == 0
     shutil.rmtree(d, ignore_errors=True)
+
+
+def test_reload_yaml(certs):
+    """The reload reads YAML as the start does: a values file of the chart
+    (its config key), then the chart's ConfigMap as kubectl prints it; a
+    YAML syntax error is refused naming its line, and the old config keeps
+    serving."""
+    d = os.path.join(certs.path, "configmap-yaml")
+    os.makedirs(d)
+    values = (b"image: {repository: vgpu-webhook}\n"
+              b"config:\n  profiles:\n    - name: ml-team\n      namespaces: [ml]\n"
+              b"      devices: [{name: nvidia, defaultMemory: 3000}]\n")
+    configmap_layout(d, "..2026_01_01_a", values, name="config.yaml")
+    with Server(certs, config=os.path.join(d, "config.yaml")) as srv:
+        load = Load(srv, threads=1)
+        load.start()
+        try:
+            load.wait_count(5)
+            assert load.values_since(0) == {"3000"}, "the values file at start"
+            cm = (b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n"
+                  b"  config.json: |\n"
+                  b"    {\"profiles\": [{\"name\": \"ml-team\", \"namespaces\": [\"ml\"],\n"
+                  b"      \"devices\": [{\"name\": \"nvidia\", \"defaultMemory\": 2000}]}]}\n")
+            t_swap = time.monotonic()
+            configmap_layout(d, "..2026_01_02_b", cm, name="config.yaml")
+            deadline, seen = t_swap + 10, None
+            while time.monotonic() < deadline and seen is None:
+                seen = load.first("2000", t_swap)
+                time.sleep(0.05)
+            assert seen is not None, "the ConfigMap was not served in 10 s"
+            mark = len(srv.log_lines())
+            configmap_layout(d, "..2026_01_03_c", b"config:\n  a: 1\n   b: 2\n",
+                             name="config.yaml")
+            line = srv.wait_log(r"config reload refused", 10.0, start=mark)
+            assert line and "line 3, column" in line, srv.log_lines()[mark:]
+            t_bad = time.monotonic()
+            load.wait_count(load.count() + 5)
+            assert load.values_since(t_bad) == {"2000"}
+        finally:
+            load.stop()
+        assert not load.failures, load.failures[:5]
+        assert srv.stop() == 0

@@ -207,13 +207,36 @@ def test_workload_kind(api, kind, body, path):
     assert err4 == "%s ml/trainer: %d operations\n" % (kind, nops)
 
 
-def test_other_group_passes_unchanged():
+def test_other_group_passes_unchanged_with_a_warning():
+    """A kind not known whose containers ask for a GPU: its pods would go
+    undecided, which default says and --check fails on."""
     src = (workload("example.com/v1", "Job", "j", "spec:\n" + TEMPLATE) +
            "---\n" +
            workload("apps/v1beta2", "Deployment", "d", SPEC_TEMPLATE)).encode()
     rc, out, err = run(["default", "-"], src)
-    assert rc == 0 and err == ""
-    assert read_yaml(out) == read_yaml(src)
+    assert rc == 0
+    assert out == src
+    for kind, api, name in (("Job", "example.com/v1", "j"),
+                            ("Deployment", "apps/v1beta2", "d")):
+        assert ("warning: %s ml/%s: spec.template.spec.containers[0] asks for "
+                "nvidia.com/gpu, but vgpu-webhook does not know where the pod "
+                "templates of %s %s are: its pods are not defaulted (name "
+                "them in the config's \"workloads\")\n" % (kind, name, api,
+                                                            kind)) in err, err
+    rc, out, err = run(["default", "--check", "-"], src)
+    assert (rc, out) == (3, b"")
+    assert err.startswith("Job ml/j: spec.template.spec.containers[0] asks "
+                          "for nvidia.com/gpu, but "), err
+
+
+def test_unknown_kind_without_gpu_is_clean():
+    src = (workload("example.com/v1", "Job", "j", "spec:\n" + TEMPLATE.replace(
+        "nvidia.com/gpu: 1", "cpu: 1")) + "---\n" +
+        "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\n"
+        "spec:\n  hard: {requests.nvidia.com/gpu: 4}\n").encode()
+    for args in (["default", "-"], ["default", "--check", "-"]):
+        rc, out, err = run(args, src)
+        assert (rc, err) == (0, ""), err
 
 
 STREAM = b"""\
@@ -297,6 +320,68 @@ def test_unchanged_stream_is_byte_identical(src):
     rc, out, err = run(["default", "-"], src)
     assert (rc, err) == (0, "")
     assert out == src
+
+
+COMMENTED = b"""\
+# Source: chart/templates/job.yaml
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: ml
+  # the team's label
+  labels:
+    team: ml
+spec:
+  template:
+    spec:
+      # GPU work
+
+      # (two groups)
+      containers:
+      - name: cuda
+        image: cuda
+        # one card
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+        command:
+        - sh
+        - -c
+        - |
+          # not a comment: the script's first line
+          echo hi
+        args: ["#not", "# a comment either"]
+      # restart
+      restartPolicy: Never
+      # last of the template
+# end of the value
+"""
+
+
+def comment_lines(text):
+    return [line for line in text.splitlines()
+            if line.lstrip().startswith(b"#") and b"not a comment" not in line]
+
+
+def test_changed_document_keeps_every_comment_line():
+    rc, out, err = run(["default", "-"], COMMENTED)
+    assert rc == 0, err
+    [job] = read_yaml(out)
+    assert job == expect_defaulted(read_yaml(COMMENTED)[0], ["spec", "template"])[0]
+    # every comment line, in its order, and each before the line it
+    # stood before
+    assert comment_lines(out) == comment_lines(COMMENTED)
+    lines = out.splitlines()
+    for comment, follows in ((b"  # the team's label", b"  labels:"),
+                             (b"      # (two groups)", b"      containers:"),
+                             (b"        # one card", b"        resources:"),
+                             (b"      # restart", b"      restartPolicy: Never")):
+        assert lines[lines.index(comment) + 1] == follows, out.decode()
+    # the block scalar's "#" line is its text, not a comment put back
+    assert out.count(b"not a comment") == 1
+    rc2, out2, _ = run(["default", "-"], out)
+    assert (rc2, out2) == (0, out)
 
 
 def test_changed_document_keeps_its_neighbours_bytes():
@@ -602,3 +687,559 @@ def test_anchors_do_not_cross_documents():
 def test_empty_input():
     rc, out, err = run(["default", "-"], b"")
     assert (rc, out, err) == (0, b"", "")
+
+
+# --- Custom workloads: kinds of Kubeflow, Ray, JobSet, LeaderWorkerSet and
+# Volcano, shaped like the examples of those projects.
+
+PYTORCHJOB = """\
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: pytorch-simple
+  namespace: ml
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      restartPolicy: OnFailure
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: docker.io/kubeflowkatib/pytorch-mnist:v1beta1-45c5727
+              imagePullPolicy: Always
+              command: ["python3", "/opt/pytorch-mnist/mnist.py", "--epochs=1"]
+              resources:
+                limits:
+                  nvidia.com/gpu: 1
+    Worker:
+      replicas: 2
+      restartPolicy: OnFailure
+      template:
+        metadata:
+          labels:
+            role: worker
+        spec:
+          containers:
+            - name: pytorch
+              image: docker.io/kubeflowkatib/pytorch-mnist:v1beta1-45c5727
+              imagePullPolicy: Always
+              command: ["python3", "/opt/pytorch-mnist/mnist.py", "--epochs=1"]
+              resources:
+                limits:
+                  nvidia.com/gpu: 2
+                  nvidia.com/gpumem: 8000
+"""
+
+TFJOB = """\
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata:
+  name: dist-mnist
+  namespace: ml
+spec:
+  runPolicy:
+    cleanPodPolicy: None
+  tfReplicaSpecs:
+    PS:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+            - name: tensorflow
+              image: kubeflow/tf-dist-mnist-test:latest
+    Worker:
+      replicas: 2
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+            - name: tensorflow
+              image: kubeflow/tf-dist-mnist-test:latest
+              resources:
+                limits:
+                  nvidia.com/gpu: 1
+"""
+
+MPIJOB = """\
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: tensorflow-benchmarks
+  namespace: ml
+spec:
+  slotsPerWorker: 1
+  runPolicy:
+    cleanPodPolicy: Running
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - image: mpioperator/tensorflow-benchmarks:latest
+            name: tensorflow-benchmarks
+            command:
+            - mpirun
+            - --allow-run-as-root
+            - -np
+            - "2"
+            - python
+            - scripts/tf_cnn_benchmarks/tf_cnn_benchmarks.py
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - image: mpioperator/tensorflow-benchmarks:latest
+            name: tensorflow-benchmarks
+            resources:
+              limits:
+                nvidia.com/gpu: 1
+"""
+
+RAY_CLUSTER_SPEC = """\
+    rayVersion: '2.9.0'
+    headGroupSpec:
+      rayStartParams:
+        dashboard-host: '0.0.0.0'
+      template:
+        spec:
+          containers:
+          - name: ray-head
+            image: rayproject/ray:2.9.0
+            ports:
+            - containerPort: 6379
+              name: gcs-server
+            resources:
+              limits:
+                cpu: "1"
+                memory: "2G"
+    workerGroupSpecs:
+    - replicas: 1
+      minReplicas: 1
+      maxReplicas: 5
+      groupName: small-group
+      rayStartParams: {}
+      template:
+        spec:
+          containers:
+          - name: ray-worker
+            image: rayproject/ray:2.9.0-gpu
+            resources:
+              limits:
+                cpu: "4"
+                nvidia.com/gpu: 1
+    - replicas: 1
+      groupName: big-group
+      rayStartParams: {}
+      template:
+        metadata:
+          labels:
+            size: big
+        spec:
+          containers:
+          - name: ray-worker
+            image: rayproject/ray:2.9.0-gpu
+            resources:
+              limits:
+                nvidia.com/gpu: 2
+                nvidia.com/gpucores: 50
+"""
+
+
+def indent(text, n):
+    return "".join((" " * n + line if line.strip() else line)
+                   for line in text.splitlines(True))
+
+
+RAYCLUSTER = """\
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: raycluster-kuberay
+  namespace: ml
+spec:
+""" + "".join(line[2:] for line in RAY_CLUSTER_SPEC.splitlines(True))
+
+RAYJOB = """\
+apiVersion: ray.io/v1
+kind: RayJob
+metadata:
+  name: rayjob-sample
+  namespace: ml
+spec:
+  entrypoint: python /home/ray/samples/sample_code.py
+  shutdownAfterJobFinishes: true
+  rayClusterSpec:
+""" + RAY_CLUSTER_SPEC
+
+RAYSERVICE = """\
+apiVersion: ray.io/v1
+kind: RayService
+metadata:
+  name: rayservice-sample
+  namespace: ml
+spec:
+  serveConfigV2: |
+    applications:
+      - name: fruit_app
+        import_path: fruit.deployment_graph
+  rayClusterConfig:
+""" + RAY_CLUSTER_SPEC
+
+JOBSET = """\
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: paralleljobs
+  namespace: ml
+spec:
+  replicatedJobs:
+  - name: workers
+    replicas: 2
+    template:
+      spec:
+        parallelism: 4
+        completions: 4
+        backoffLimit: 0
+        template:
+          spec:
+            containers:
+            - name: sleep
+              image: python:3.10
+              command: ["sleep", "10"]
+              resources:
+                limits:
+                  nvidia.com/gpu: 1
+  - name: driver
+    template:
+      spec:
+        template:
+          spec:
+            containers:
+            - name: driver
+              image: python:3.10
+"""
+
+LWS = """\
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  name: vllm
+  namespace: ml
+spec:
+  replicas: 2
+  leaderWorkerTemplate:
+    size: 2
+    restartPolicy: RecreateGroupOnPodRestart
+    leaderTemplate:
+      metadata:
+        labels:
+          role: leader
+      spec:
+        containers:
+          - name: vllm-leader
+            image: vllm/vllm-openai:latest
+            resources:
+              limits:
+                nvidia.com/gpu: "1"
+    workerTemplate:
+      spec:
+        containers:
+          - name: vllm-worker
+            image: vllm/vllm-openai:latest
+            resources:
+              limits:
+                nvidia.com/gpu: "1"
+"""
+
+VOLCANO_TASKS = """\
+  tasks:
+    - replicas: 1
+      name: ps
+      template:
+        spec:
+          containers:
+            - image: volcanosh/dist-mnist-tf-example:0.0.1
+              name: tensorflow
+              ports:
+                - containerPort: 2222
+                  name: tfjob-port
+          restartPolicy: Never
+    - replicas: 2
+      name: worker
+      policies:
+        - event: TaskCompleted
+          action: CompleteJob
+      template:
+        spec:
+          containers:
+            - image: volcanosh/dist-mnist-tf-example:0.0.1
+              name: tensorflow
+              resources:
+                limits:
+                  nvidia.com/gpu: 1
+          restartPolicy: Never
+"""
+
+
+def volcano_job(scheduler):
+    return ("apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata:\n"
+            "  name: tensorflow-dist-mnist\n  namespace: ml\nspec:\n"
+            "  minAvailable: 3\n%s  plugins:\n    env: []\n    svc: []\n"
+            % (("  schedulerName: %s\n" % scheduler) if scheduler else "") +
+            VOLCANO_TASKS)
+
+
+def walk_templates(obj, path):
+    """(where, parent keys) of each template of obj at path, as the
+    webhook's path language means it: * every member, NAME[] every item."""
+    found = [([], "", obj)]
+    if path == "":
+        return [("", [])]
+    for seg in path.split("."):
+        nxt = []
+        arr = seg.endswith("[]")
+        name = seg[:-2] if arr else seg
+        for keys, where, v in found:
+            members = list(v.items()) if name == "*" else \
+                [(name, v.get(name))]
+            for k, val in members:
+                if val is None:
+                    continue
+                w = where + ("." if where else "") + k
+                if arr:
+                    nxt += [(keys + [k, i], "%s[%d]" % (w, i), item)
+                            for i, item in enumerate(val) if item is not None]
+                else:
+                    nxt.append((keys + [k], w, val))
+        found = nxt
+    return [(where, keys) for keys, where, _ in found]
+
+
+def expect_templates(obj, paths, namespace="ml", inherit=None):
+    """obj with each template at paths patched as review patches the pod
+    made of it; inherit: the schedulerName its pods get when the template
+    has none (Volcano).  Returns (obj, operations, wheres)."""
+    obj = copy.deepcopy(obj)
+    nops, wheres = 0, []
+    for path in paths:
+        for where, keys in walk_templates(obj, path):
+            tpl = obj
+            for k in keys:
+                tpl = tpl[k]
+            pod = {"apiVersion": "v1", "kind": "Pod"}
+            for k in ("metadata", "spec"):
+                if k in tpl:
+                    pod[k] = copy.deepcopy(tpl[k])
+            given = inherit and not pod["spec"].get("schedulerName")
+            if given:
+                pod["spec"]["schedulerName"] = inherit
+            ops = review_patch(pod, namespace)
+            pod = jsonpatch.apply_patch(pod, ops)
+            if given and pod["spec"]["schedulerName"] == inherit:
+                del pod["spec"]["schedulerName"]
+            for k in ("metadata", "spec"):
+                if k in pod:
+                    tpl[k] = pod[k]
+            nops += len(ops)
+            wheres.append(where)
+    return obj, nops, wheres
+
+
+CUSTOM = [
+    ("pytorchjob", PYTORCHJOB, ["spec.pytorchReplicaSpecs.*.template"],
+     ["spec.pytorchReplicaSpecs.Master.template"]),
+    ("tfjob", TFJOB, ["spec.tfReplicaSpecs.*.template"],
+     ["spec.tfReplicaSpecs.Worker.template"]),
+    ("mpijob", MPIJOB, ["spec.mpiReplicaSpecs.*.template"],
+     ["spec.mpiReplicaSpecs.Worker.template"]),
+    ("raycluster", RAYCLUSTER,
+     ["spec.headGroupSpec.template", "spec.workerGroupSpecs[].template"],
+     ["spec.workerGroupSpecs[0].template",
+      "spec.workerGroupSpecs[1].template"]),
+    ("rayjob", RAYJOB,
+     ["spec.rayClusterSpec.headGroupSpec.template",
+      "spec.rayClusterSpec.workerGroupSpecs[].template"],
+     ["spec.rayClusterSpec.workerGroupSpecs[0].template",
+      "spec.rayClusterSpec.workerGroupSpecs[1].template"]),
+    ("rayservice", RAYSERVICE,
+     ["spec.rayClusterConfig.headGroupSpec.template",
+      "spec.rayClusterConfig.workerGroupSpecs[].template"],
+     ["spec.rayClusterConfig.workerGroupSpecs[0].template",
+      "spec.rayClusterConfig.workerGroupSpecs[1].template"]),
+    ("jobset", JOBSET, ["spec.replicatedJobs[].template.spec.template"],
+     ["spec.replicatedJobs[0].template.spec.template"]),
+    ("leaderworkerset", LWS,
+     ["spec.leaderWorkerTemplate.leaderTemplate",
+      "spec.leaderWorkerTemplate.workerTemplate"],
+     ["spec.leaderWorkerTemplate.leaderTemplate",
+      "spec.leaderWorkerTemplate.workerTemplate"]),
+    ("volcano-hami", volcano_job("hami-scheduler"),
+     ["spec.tasks[].template"], ["spec.tasks[1].template"]),
+]
+
+
+@pytest.mark.parametrize("src,paths,warned", [c[1:] for c in CUSTOM],
+                         ids=[c[0] for c in CUSTOM])
+def test_custom_workload(src, paths, warned):
+    [obj] = read_yaml(src.encode())
+    inherit = None
+    if obj["apiVersion"].startswith("batch.volcano.sh/"):
+        inherit = obj["spec"].get("schedulerName") or "volcano"
+    want, nops, wheres = expect_templates(obj, paths, inherit=inherit)
+    assert nops > 0 and want != obj
+    rc, out, err = run(["default", "-"], src.encode())
+    assert rc == 0, err
+    assert read_yaml(out) == [want]
+    label = "%s ml/%s" % (obj["kind"], obj["metadata"]["name"])
+    # Each template with a GPU warns, naming the object and the template.
+    for where in warned:
+        assert ("warning: %s: %s: container " % (label, where)) in err, err
+    assert err.count("warning: ") >= len(warned)
+    for where in set(wheres) - set(warned):
+        assert "%s: %s: " % (label, where) not in err
+    rc2, out2, err2 = run(["default", "-"], out)
+    assert (rc2, out2) == (0, out), err2
+    rc3, out3, err3 = run(["default", "--check", "-"], out)
+    assert (rc3, out3, err3) == (0, b"", "")
+    rc4, _, err4 = run(["default", "--check", "-"], src.encode())
+    assert (rc4, err4) == (3, "%s: %d operations\n" % (label, nops))
+
+
+def test_custom_workload_profile_by_namespace(tmp_path):
+    """Each template is decided with the object's namespace."""
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"profiles": [
+        {"name": "ml", "namespaces": ["ml"],
+         "devices": [{"name": "nvidia", "defaultMemory": 1234}]}]}))
+    rc, out, err = run(["default", "--config", str(cfg), "-"],
+                       PYTORCHJOB.encode())
+    assert rc == 0, err
+    [got] = read_yaml(out)
+    master = got["spec"]["pytorchReplicaSpecs"]["Master"]["template"]
+    assert master["spec"]["containers"][0]["resources"]["limits"][
+        "nvidia.com/gpumem"] == "1234"
+    rc, out, err = run(["default", "--config", str(cfg), "-"],
+                       PYTORCHJOB.replace("namespace: ml",
+                                          "namespace: other").encode())
+    [got] = read_yaml(out)
+    master = got["spec"]["pytorchReplicaSpecs"]["Master"]["template"]
+    assert master["spec"]["containers"][0]["resources"]["limits"][
+        "nvidia.com/gpumem"] == "5000"
+
+
+def test_volcano_job_takes_the_jobs_scheduler():
+    """Volcano's controller gives a pod without schedulerName the Job's
+    (Volcano's webhook makes it "volcano" when the Job has none): the
+    webhook leaves those pods to that scheduler, with its warning."""
+    for sched in (None, "volcano"):
+        src = volcano_job(sched).encode()
+        rc, out, err = run(["default", "-"], src)
+        assert rc == 0 and out == src, err
+        assert ('warning: Job ml/tensorflow-dist-mnist: spec.tasks[1].template: '
+                'pod asks for vGPU resources but spec.schedulerName is '
+                '"volcano", not "hami-scheduler"; left unchanged') in err, err
+    # A template that names the scheduler itself is decided on its own.
+    src = volcano_job("volcano").replace(
+        "          restartPolicy: Never\n",
+        "          restartPolicy: Never\n          schedulerName: hami-scheduler\n"
+    ).encode()
+    [obj] = read_yaml(src)
+    want, nops, _ = expect_templates(obj, ["spec.tasks[].template"],
+                                     inherit="volcano")
+    rc, out, err = run(["default", "-"], src)
+    assert rc == 0, err
+    assert read_yaml(out) == [want] and nops > 0
+    # The Job's hami-scheduler reaches the pods, but is not written into
+    # the templates (the pods take it from the Job).
+    src = volcano_job("hami-scheduler").encode()
+    rc, out, err = run(["default", "-"], src)
+    [got] = read_yaml(out)
+    for task in got["spec"]["tasks"]:
+        assert "schedulerName" not in task["template"]["spec"]
+    assert "nvidia.com/gpumem" in json.dumps(got)
+
+
+def test_custom_workload_denial_names_the_template():
+    src = LWS.replace("    workerTemplate:\n      spec:\n",
+                      "    workerTemplate:\n      spec:\n        nodeName: n1\n")
+    rc, out, err = run(["default", "-"], src.encode())
+    assert rc == 1 and out == b""
+    assert ("error: document 1 (LeaderWorkerSet ml/vllm): "
+            "spec.leaderWorkerTemplate.workerTemplate: denied (403 Forbidden): "
+            "spec.nodeName \"n1\" bypasses the vGPU scheduler") in err, err
+    src = PYTORCHJOB.replace("    Worker:\n      replicas: 2\n",
+                             "    Worker: []\n    Other:\n      replicas: 2\n")
+    rc, out, err = run(["default", "-"], src.encode())
+    assert rc == 1 and out == b""
+    assert ("(PyTorchJob ml/pytorch-simple): denied (400 BadRequest): "
+            "spec.pytorchReplicaSpecs.Worker: expected an object, got an "
+            "array") in err, err
+
+
+TRAINER = """\
+apiVersion: example.com/v1
+kind: Trainer
+metadata:
+  name: t
+  namespace: ml
+spec:
+  roles:
+    chief:
+      template:
+        spec:
+          containers:
+""" + indent(GPU_CONTAINER, 4) + """\
+  workers:
+  - template:
+      spec:
+        containers:
+""" + indent(GPU_CONTAINER, 2)
+
+
+def test_config_workloads_add_a_kind(tmp_path):
+    cfg = tmp_path / "config.json"
+    paths = ["spec.roles.*.template", "spec.workers[].template"]
+    cfg.write_text(json.dumps({"workloads": [
+        {"apiVersion": "example.com/v1", "kind": "Trainer",
+         "templates": paths}]}))
+    [obj] = read_yaml(TRAINER.encode())
+    want, nops, wheres = expect_templates(obj, paths)
+    assert wheres == ["spec.roles.chief.template",
+                      "spec.workers[0].template"]
+    rc, out, err = run(["default", "--config", str(cfg), "-"],
+                       TRAINER.encode())
+    assert rc == 0, err
+    assert read_yaml(out) == [want]
+    assert "warning: Trainer ml/t: spec.workers[0].template: container " \
+        in err
+    # Without the key, the kind is not known: warned, left as it is.
+    rc, out, err = run(["default", "-"], TRAINER.encode())
+    assert rc == 0 and out == TRAINER.encode()
+    assert "warning: Trainer ml/t: spec.roles.chief.template.spec." \
+        "containers[0] asks for nvidia.com/gpu" in err, err
+    rc, out, err = run(["default", "--check", "-"], TRAINER.encode())
+    assert rc == 3 and "Trainer ml/t: spec.roles.chief" in err
+
+
+@pytest.mark.parametrize("entry,want", [
+    ({"apiVersion": "x/v1", "kind": "T"},
+     'workloads[0]: missing required key "templates"'),
+    ({"apiVersion": "x/v1", "kind": "T", "templates": []},
+     "workloads[0].templates: expected a non-empty array, got []"),
+    ({"apiVersion": "x/v1", "kind": "T", "templates": ["spec..x"]},
+     'workloads[0].templates[0]: "spec..x": an empty segment'),
+    ({"apiVersion": "", "kind": "T", "templates": ["spec.t"]},
+     "workloads[0].apiVersion: expected a non-empty string"),
+    ({"apiVersion": "x/v1", "kind": "T", "templates": ["t"], "x": 1},
+     'unknown key "workloads[0].x"'),
+])
+def test_config_workloads_refused(tmp_path, entry, want):
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"workloads": [entry]}))
+    rc, out, err = run(["default", "--config", str(cfg), "-"], b"")
+    assert rc == 2 and want in err, err

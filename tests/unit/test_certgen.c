@@ -17,6 +17,19 @@
 
 static int failures;
 
+/* The allocator, wrapped (-Wl,--wrap=malloc): fail_nth >= 0 fails the
+ * call of that rank from now on, once; -1 never. */
+void *__real_malloc(size_t n);
+void *__wrap_malloc(size_t n);
+static int fail_nth = -1;
+
+void *__wrap_malloc(size_t n)
+{
+	if (fail_nth >= 0 && fail_nth-- == 0)
+		return NULL;
+	return __real_malloc(n);
+}
+
 #define NOW ((int64_t)1767225600) /* 2026-01-01T00:00:00Z */
 #define DAY ((int64_t)86400)
 
@@ -157,6 +170,97 @@ static void test_certgen__served(void **state)
 	assert_int_equal(failures, 0);
 }
 
+/*
+ * A pair made here rather than by certgen_make(): a CA and, signed by it,
+ * a certificate for names with basicConstraints CA:ca and, when
+ * server_auth, extended key usage serverAuth (else clientAuth).
+ */
+static void odd_pair(bool ca, bool server_auth, struct certgen_pair *out)
+{
+	gnutls_x509_privkey_t ca_key, key;
+	gnutls_x509_crt_t cac, crt;
+	gnutls_datum_t d;
+	unsigned char serial[] = { 1, 2, 3 };
+	size_t i;
+
+	assert_int_equal(gnutls_x509_privkey_init(&ca_key), 0);
+	assert_int_equal(gnutls_x509_privkey_init(&key), 0);
+	assert_int_equal(gnutls_x509_privkey_generate2(ca_key, GNUTLS_PK_ECDSA,
+		GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1), 0, NULL, 0), 0);
+	assert_int_equal(gnutls_x509_privkey_generate2(key, GNUTLS_PK_ECDSA,
+		GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1), 0, NULL, 0), 0);
+	assert_int_equal(gnutls_x509_crt_init(&cac), 0);
+	assert_int_equal(gnutls_x509_crt_init(&crt), 0);
+	assert_int_equal(gnutls_x509_crt_set_version(cac, 3), 0);
+	assert_int_equal(gnutls_x509_crt_set_serial(cac, serial, 3), 0);
+	gnutls_x509_crt_set_activation_time(cac, (time_t)(NOW - DAY));
+	gnutls_x509_crt_set_expiration_time(cac, (time_t)(NOW + 90 * DAY));
+	assert_int_equal(gnutls_x509_crt_set_dn_by_oid(cac, GNUTLS_OID_X520_COMMON_NAME,
+						       0, "odd-ca", 6), 0);
+	assert_int_equal(gnutls_x509_crt_set_key(cac, ca_key), 0);
+	assert_int_equal(gnutls_x509_crt_set_basic_constraints(cac, 1, -1), 0);
+	assert_int_equal(gnutls_x509_crt_set_key_usage(cac, GNUTLS_KEY_KEY_CERT_SIGN), 0);
+	assert_int_equal(gnutls_x509_crt_sign2(cac, cac, ca_key, GNUTLS_DIG_SHA256, 0), 0);
+	assert_int_equal(gnutls_x509_crt_set_version(crt, 3), 0);
+	assert_int_equal(gnutls_x509_crt_set_serial(crt, serial, 3), 0);
+	gnutls_x509_crt_set_activation_time(crt, (time_t)(NOW - DAY));
+	gnutls_x509_crt_set_expiration_time(crt, (time_t)(NOW + 90 * DAY));
+	assert_int_equal(gnutls_x509_crt_set_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME,
+						       0, names[0], (unsigned)strlen(names[0])), 0);
+	assert_int_equal(gnutls_x509_crt_set_key(crt, key), 0);
+	assert_int_equal(gnutls_x509_crt_set_basic_constraints(crt, ca, -1), 0);
+	assert_int_equal(gnutls_x509_crt_set_key_purpose_oid(crt,
+		server_auth ? GNUTLS_KP_TLS_WWW_SERVER : GNUTLS_KP_TLS_WWW_CLIENT, 0), 0);
+	for (i = 0; i < NELEM(names); i++)
+		assert_int_equal(gnutls_x509_crt_set_subject_alt_name(crt,
+			GNUTLS_SAN_DNSNAME, names[i], (unsigned)strlen(names[i]),
+			GNUTLS_FSAN_APPEND), 0);
+	assert_int_equal(gnutls_x509_crt_sign2(crt, cac, ca_key, GNUTLS_DIG_SHA256, 0), 0);
+	assert_int_equal(gnutls_x509_crt_export2(cac, GNUTLS_X509_FMT_PEM, &d), 0);
+	out->ca_crt = strndup((const char *)d.data, d.size);
+	gnutls_free(d.data);
+	assert_int_equal(gnutls_x509_crt_export2(crt, GNUTLS_X509_FMT_PEM, &d), 0);
+	out->tls_crt = strndup((const char *)d.data, d.size);
+	gnutls_free(d.data);
+	assert_int_equal(gnutls_x509_privkey_export2_pkcs8(key, GNUTLS_X509_FMT_PEM,
+		NULL, GNUTLS_PKCS_PLAIN, &d), 0);
+	out->tls_key = strndup((const char *)d.data, d.size);
+	gnutls_free(d.data);
+	gnutls_x509_crt_deinit(cac);
+	gnutls_x509_crt_deinit(crt);
+	gnutls_x509_privkey_deinit(ca_key);
+	gnutls_x509_privkey_deinit(key);
+}
+
+/* A certificate that the CA signed for the names is kept only when it is
+ * a serving leaf: CA:FALSE and serverAuth. */
+static void test_certgen__purpose(void **state)
+{
+	struct certgen_pair ok = { NULL, NULL, NULL }, ca = { NULL, NULL, NULL };
+	struct certgen_pair client = { NULL, NULL, NULL };
+	char why[300] = "";
+
+	(void)state;
+	odd_pair(false, true, &ok);
+	odd_pair(true, true, &ca);
+	odd_pair(false, false, &client);
+	EXPECT(judge(ok.ca_crt, ok.tls_crt, ok.tls_key, names, 4, NOW, 0) ==
+		       CERTGEN_VALID, "the control: CA:FALSE, serverAuth");
+	EXPECT(judge(ca.ca_crt, ca.tls_crt, ca.tls_key, names, 4, NOW, 0) ==
+		       CERTGEN_PURPOSE, "a leaf that is a CA");
+	assert_int_equal(certgen_judge(client.ca_crt, strlen(client.ca_crt),
+				       client.tls_crt, strlen(client.tls_crt),
+				       client.tls_key, strlen(client.tls_key),
+				       names, 4, NOW, 0, why, sizeof(why)),
+			 CERTGEN_PURPOSE);
+	EXPECT(!strcmp(why, "tls.crt is not a serving certificate (CA:FALSE and "
+			    "extended key usage serverAuth)"), "%s", why);
+	certgen_pair_release(&ok);
+	certgen_pair_release(&ca);
+	certgen_pair_release(&client);
+	assert_int_equal(failures, 0);
+}
+
 /* Each verdict, and the message that goes with it. */
 static void test_certgen__judge(void **state)
 {
@@ -260,6 +364,19 @@ static void test_certgen__bundle(void **state)
 			   NOW + 11 * DAY, &oom);
 	EXPECT(b && !strcmp(b, p.ca_crt), "an expired old CA is dropped");
 	free(b);
+	/* Out of memory while the old CA is copied: nothing is returned
+	 * (a bundle without the old CA would make the pods untrusted). */
+	fail_nth = 0;
+	oom = 0;
+	b = certgen_bundle(p.ca_crt, q.ca_crt, strlen(q.ca_crt), NOW, &oom);
+	EXPECT(!b && oom, "out of memory: NULL and *oom (%p, %d)", (void *)b, oom);
+	free(b);
+	fail_nth = 1;
+	oom = 0;
+	b = certgen_bundle(p.ca_crt, q.ca_crt, strlen(q.ca_crt), NOW, &oom);
+	EXPECT(!b && oom, "out of memory for the bundle: NULL and *oom");
+	free(b);
+	fail_nth = -1;
 	certgen_pair_release(&p);
 	certgen_pair_release(&q);
 	certgen_pair_release(&old);
@@ -316,6 +433,7 @@ int main(void)
 		cmocka_unit_test(test_certgen__make),
 		cmocka_unit_test(test_certgen__served),
 		cmocka_unit_test(test_certgen__judge),
+		cmocka_unit_test(test_certgen__purpose),
 		cmocka_unit_test(test_certgen__bundle),
 		cmocka_unit_test(test_certgen__duration),
 	};

@@ -136,7 +136,9 @@ struct bad_case {
 #define DEV DEVX("1", "1", "0")
 
 static const struct bad_case bad_cases[] = {
-	{ "not json", "line 1" },
+	{ "{not json", "line 1" },
+	/* Not JSON: YAML, here a string. */
+	{ "not json", "(top level): expected an object, got a string" },
 	{ "[]", "(top level): expected an object, got an array" },
 	{ "{\"schedulerName\":\"a\",\"schedulerName\":\"b\"}", "duplicate" },
 	{ "{\"nope\":1}", "unknown key \"nope\"" },
@@ -571,6 +573,52 @@ static void test_config__profiles_over_namespace(void **state)
 	    !strstr(err, "hami.io/node-scheduler-policy"))
 		fail_msg("message: %s", err);
 	config_release(&cfg);
+}
+
+/* Builds {"profiles": [nns namespace profiles, nl podLabels profiles]}. */
+static char *many_profiles(size_t nns, size_t nl)
+{
+	json_t *list = json_array(), *top;
+	char name[32];
+	size_t i;
+	char *text;
+
+	for (i = 0; i < nns + nl; i++) {
+		snprintf(name, sizeof(name), "%s%zu", i < nns ? "ns" : "l", i);
+		json_array_append_new(list, i < nns ?
+			json_pack("{ss s[s]}", "name", name, "namespaces", name) :
+			json_pack("{ss s{ss}}", "name", name, "podLabels", "k", name));
+	}
+	top = json_pack("{so}", "profiles", list);
+	text = json_dumps(top, 0);
+	json_decref(top);
+	return text;
+}
+
+/* The podLabels-over-namespace combinations are bounded: 64 x 64 is
+ * built, 65 x 65 refused with the count. */
+static void test_config__profile_combinations_bounded(void **state)
+{
+	struct config cfg;
+	char err[512];
+	char *text;
+
+	(void)state;
+	text = many_profiles(64, 64);
+	assert_non_null(text);
+	if (load(&cfg, text, err, sizeof(err)))
+		fail_msg("64 x 64: %s", err);
+	assert_int_equal(cfg.profiles[64].nlayered, 64);
+	config_release(&cfg);
+	free(text);
+	text = many_profiles(65, 65);
+	assert_non_null(text);
+	assert_int_equal(load(&cfg, text, err, sizeof(err)), -1);
+	if (!strstr(err, "65 podLabels profiles over 65 namespace profiles "
+			 "make 4225 combinations, more than 4096"))
+		fail_msg("message: %s", err);
+	config_release(&cfg);
+	free(text);
 }
 
 static void test_config__profile_refusals(void **state)
@@ -1106,6 +1154,210 @@ static void test_config__chart_schema_and_values(void **state)
 	assert_int_equal(failures, 0);
 }
 
+/*
+ * The configuration config_build() makes of the file text (named name in
+ * messages), as its JSON dump (a malloc'd string), or NULL with err.
+ */
+static char *build_dump(const char *name, const char *text, char *err,
+			size_t errlen)
+{
+	struct config_source src = { name, NULL, false, NULL, 0 };
+	struct config_bytes file = { text, strlen(text) }, none = { NULL, 0 };
+	struct config cfg;
+	json_t *dump;
+	char *out;
+
+	if (config_build(&cfg, &src, &file, &none, err, errlen))
+		return NULL;
+	dump = config_dump(&cfg);
+	assert_non_null(dump);
+	out = json_dumps(dump, JSON_SORT_KEYS);
+	json_decref(dump);
+	config_release(&cfg);
+	return out;
+}
+
+/* Both texts build, and into the same configuration. */
+static void assert_same_config(const char *a, const char *b)
+{
+	char err[512], *da, *db;
+
+	da = build_dump("a", a, err, sizeof(err));
+	if (!da)
+		fail_msg("a: %s", err);
+	db = build_dump("b", b, err, sizeof(err));
+	if (!db)
+		fail_msg("b: %s", err);
+	assert_string_equal(da, db);
+	free(da);
+	free(db);
+}
+
+static const char json_config[] =
+	"{\"schedulerName\": \"vgpu\", \"nodeNamePolicy\": \"warn\",\n"
+	" \"schedulerPolicy\": {\"node\": \"binpack\"},\n"
+	" \"guards\": {\"schedulerAnnotations\": {\"writers\": [\"ops\"]}},\n"
+	" \"devices\": [{\"name\": \"nvidia\", \"resourceCountName\": \"nvidia.com/gpu\",\n"
+	"   \"resourceMemoryName\": \"nvidia.com/gpumem\",\n"
+	"   \"resourceMemoryPercentageName\": \"nvidia.com/gpumem-percentage\",\n"
+	"   \"resourceCoreName\": \"nvidia.com/gpucores\",\n"
+	"   \"resourcePriorityName\": \"nvidia.com/priority\",\n"
+	"   \"defaultGPUNum\": 1, \"defaultMemory\": 3000, \"defaultCores\": 25,\n"
+	"   \"tolerations\": [{\"key\": \"nvidia.com/gpu\", \"operator\": \"Exists\",\n"
+	"                     \"effect\": \"NoSchedule\"}]}]}\n";
+
+static const char yaml_body[] =
+	"schedulerName: vgpu\n"
+	"nodeNamePolicy: warn # a comment\n"
+	"schedulerPolicy: {node: binpack}\n"
+	"guards:\n"
+	"  schedulerAnnotations:\n"
+	"    writers: [ops]\n"
+	"devices:\n"
+	"  - name: nvidia\n"
+	"    resourceCountName: nvidia.com/gpu\n"
+	"    resourceMemoryName: nvidia.com/gpumem\n"
+	"    resourceMemoryPercentageName: nvidia.com/gpumem-percentage\n"
+	"    resourceCoreName: nvidia.com/gpucores\n"
+	"    resourcePriorityName: nvidia.com/priority\n"
+	"    defaultGPUNum: 1\n"
+	"    defaultMemory: 3000\n"
+	"    defaultCores: 25\n"
+	"    tolerations:\n"
+	"      - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n";
+
+/* Indents every line of text by n spaces, into out. */
+static void indent(char *out, size_t size, const char *text, int n)
+{
+	size_t at = 0;
+
+	while (*text) {
+		size_t len = strcspn(text, "\n");
+
+		at += (size_t)snprintf(out + at, size - at, "%*s%.*s\n", n, "",
+				       (int)len, text);
+		assert_true(at < size);
+		text += len + (text[len] ? 1 : 0);
+	}
+}
+
+/* A YAML file gives what the JSON file it stands for gives. */
+static void test_config__yaml_file(void **state)
+{
+	(void)state;
+	assert_same_config(json_config, yaml_body);
+	/* JSON is read as JSON after white space and a byte order mark. */
+	assert_same_config("{\"schedulerName\": \"x\"}", "\xef\xbb\xbf \n{\"schedulerName\": \"x\"}");
+	assert_same_config("{\"schedulerName\": \"x\"}", "---\nschedulerName: x\n...\n");
+	/* Kubernetes' reading: yes is a boolean. */
+	assert_same_config("{\"forceOverwriteDefaultScheduler\": false}",
+			   "forceOverwriteDefaultScheduler: no\n");
+}
+
+/* The chart's values file: its config key, rendered as the chart does. */
+static void test_config__values_file(void **state)
+{
+	char values[4096], body[2048];
+
+	(void)state;
+	indent(body, sizeof(body), yaml_body, 2);
+	snprintf(values, sizeof(values),
+		 "image:\n  repository: vgpu-webhook\nreplicaCount: 2\nconfig:\n%s",
+		 body);
+	assert_same_config(json_config, values);
+	/* writers empty: HAMi's service accounts, from hami.*; an empty
+	 * profiles list is no profiles. */
+	assert_same_config(
+		"{\"guards\": {\"schedulerAnnotations\": {\"writers\": [\n"
+		"  \"system:serviceaccount:hami-system:gpu-scheduler\",\n"
+		"  \"system:serviceaccount:hami-system:gpu-device-plugin\"]}}}",
+		"hami: {namespace: hami-system, releaseName: gpu}\n"
+		"config:\n  profiles: []\n"
+		"  guards: {schedulerAnnotations: {writers: []}}\n");
+	assert_same_config(
+		"{\"guards\": {\"schedulerAnnotations\": {\"writers\": [\n"
+		"  \"system:serviceaccount:kube-system:hami-scheduler\",\n"
+		"  \"system:serviceaccount:kube-system:hami-device-plugin\"]}}}",
+		"config: {nodeNamePolicy: deny}\n");
+	assert_same_config("{\"guards\": {\"schedulerAnnotations\": {\"writers\": [\"a\"]}}}",
+			   "config: {guards: {schedulerAnnotations: {writers: [a]}}}\n");
+}
+
+/* The chart's ConfigMap: its data."config.json", JSON or YAML. */
+static void test_config__configmap(void **state)
+{
+	char cm[4096], body[2048];
+
+	(void)state;
+	indent(body, sizeof(body), json_config, 4);
+	snprintf(cm, sizeof(cm),
+		 "# Source: vgpu-webhook/templates/configmap.yaml\n"
+		 "apiVersion: v1\nkind: ConfigMap\n"
+		 "metadata:\n  name: vgpu-webhook-config\n  namespace: vgpu-system\n"
+		 "data:\n  config.json: |\n%s", body);
+	assert_same_config(json_config, cm);
+	/* kubectl get -o json writes it as JSON. */
+	assert_same_config("{\"schedulerName\": \"x\"}",
+			   "{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"data\": "
+			   "{\"config.json\": \"schedulerName: x\\n\"}}");
+}
+
+/* Each refusal names the file, and the key, line and column it can. */
+static void test_config__yaml_refusals(void **state)
+{
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
+		{ "schedulerName: a\n  bad: [\n",
+		  "config f.yaml: line 2, column 6: mapping values are not allowed in this context" },
+		{ "schedulerNmae: x\n", "config f.yaml: unknown key \"schedulerNmae\"" },
+		{ "a: 1\n---\nb: 2\n", "config f.yaml: 2 YAML documents, expected one" },
+		{ "schedulerName: a\nschedulerName: b\n", "config f.yaml: line 2" },
+		{ "config:\n  schedulerNmae: x\n",
+		  "config f.yaml: unknown key \"config.schedulerNmae\"" },
+		{ "config: [1]\n", "config f.yaml: config: expected an object" },
+		{ "config:\n  nodeNamePolicy: allow\n", "nodeNamePolicy" },
+		{ "kind: ConfigMap\ndata: {other: x}\n",
+		  "config f.yaml: a ConfigMap without the string data.\"config.json\"" },
+		{ "kind: ConfigMap\ndata:\n  config.json: |\n    {\"schedulerName\": \n",
+		  "config f.yaml, data.\"config.json\": " },
+		{ "kind: ConfigMap\ndata:\n  config.json: |\n    {\"defaultMem\": 1}\n",
+		  "config f.yaml, data.\"config.json\": unknown key \"defaultMem\"" },
+		{ "- a\n", "config f.yaml: (top level): expected an object" },
+	};
+	char err[512], *d;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err[0] = '\0';
+		d = build_dump("f.yaml", cases[i].text, err, sizeof(err));
+		if (d || !strstr(err, cases[i].want))
+			fail_msg("case %zu: \"%s\", want \"%s\"", i, d ? d : err,
+				 cases[i].want);
+	}
+}
+
+/* hamiDeviceConfig is found in a YAML file, a values file, a ConfigMap. */
+static void test_config__hami_path_yaml(void **state)
+{
+	static const char *const texts[] = {
+		"hamiDeviceConfig: /h.yaml\n",
+		"config: {hamiDeviceConfig: /h.yaml}\n",
+		"kind: ConfigMap\ndata: {config.json: '{\"hamiDeviceConfig\": \"/h.yaml\"}'}\n",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		char *p = config_hami_path(texts[i], strlen(texts[i]));
+
+		assert_non_null(p);
+		assert_string_equal(p, "/h.yaml");
+		free(p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1119,8 +1371,14 @@ int main(void)
 		cmocka_unit_test(test_config__profiles),
 		cmocka_unit_test(test_config__profiles_over_namespace),
 		cmocka_unit_test(test_config__profile_refusals),
+		cmocka_unit_test(test_config__profile_combinations_bounded),
 		cmocka_unit_test(test_config__every_key_round_trips),
 		cmocka_unit_test(test_config__chart_schema_and_values),
+		cmocka_unit_test(test_config__yaml_file),
+		cmocka_unit_test(test_config__values_file),
+		cmocka_unit_test(test_config__configmap),
+		cmocka_unit_test(test_config__yaml_refusals),
+		cmocka_unit_test(test_config__hami_path_yaml),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);

@@ -126,6 +126,12 @@ static unsigned open_now(struct conns *c)
 	return st.open;
 }
 
+/* conns_take() of exactly n: 0, or -1 when refused. */
+static int take(struct conns *c, int id, size_t n)
+{
+	return conns_take(c, id, n, n) == n ? 0 : -1;
+}
+
 static size_t held_now(struct conns *c)
 {
 	struct conns_stats st;
@@ -135,13 +141,14 @@ static size_t held_now(struct conns *c)
 }
 
 /* A registry with a memory ledger of 100 bytes, 60 per address, and
- * holders stale after a second. */
+ * holders slow below 10 bytes a second. */
 static struct conns *ledger(void)
 {
 	struct conns_limits lim = {
 		.slots = 16, .capacity = 16, .per_address = 8,
 		.open_ns = 10 * S, .idle_ns = 5 * S, .request_ns = 30 * S,
-		.memory = 100, .memory_per_address = 60, .stale_ns = S,
+		.memory = 100, .memory_per_address = 60, .slow_ns = S,
+		.slow_bytes = 10,
 		.clock = fake_clock,
 	};
 	struct conns *c = conns_create(&lim);
@@ -421,34 +428,34 @@ static void test_conns__memory_ledger(void **state)
 	struct pair u = open_from(c, NULL);
 
 	(void)state;
-	assert_int_equal(conns_take(c, a.id, 1), 0);
-	assert_int_equal(conns_take(c, d.id, 1), 0);
-	assert_int_equal(conns_take(c, e.id, 60), 0);
+	assert_int_equal(take(c, a.id, 1), 0);
+	assert_int_equal(take(c, d.id, 1), 0);
+	assert_int_equal(take(c, e.id, 60), 0);
 	assert_int_equal(held_now(c), 62);
 	/* The share of 10.0.0.1: 60, of which a holds 1. */
-	assert_int_equal(conns_take(c, b.id, 38), 0);
-	assert_int_equal(conns_take(c, b.id, 22), -1);
-	assert_int_equal(conns_take(c, b.id, 21), -1); /* the total: 100 */
+	assert_int_equal(take(c, b.id, 38), 0);
+	assert_int_equal(take(c, b.id, 22), -1);
+	assert_int_equal(take(c, b.id, 21), -1); /* the total: 100 */
 	conns_give(c, e.id, 50);
-	assert_int_equal(conns_take(c, b.id, 21), 0);
-	assert_int_equal(conns_take(c, b.id, 1), -1);  /* the share */
-	assert_int_equal(conns_take(c, u.id, 30), -1); /* the total */
+	assert_int_equal(take(c, b.id, 21), 0);
+	assert_int_equal(take(c, b.id, 1), -1);  /* the share */
+	assert_int_equal(take(c, u.id, 30), -1); /* the total */
 	/* More than the total or a share at once: never. */
-	assert_int_equal(conns_take(c, u.id, 101), -1);
-	assert_int_equal(conns_take(c, d.id, 61), -1);
+	assert_int_equal(take(c, u.id, 101), -1);
+	assert_int_equal(take(c, d.id, 61), -1);
 	/* Giving more than held gives what is held. */
 	conns_give(c, b.id, 1000);
 	assert_int_equal(held_now(c), 1 + 1 + 10);
-	assert_int_equal(conns_take(c, u.id, 88), 0);
+	assert_int_equal(take(c, u.id, 88), 0);
 	/* Closed: its memory is back, and its id holds nothing. */
 	drop(c, &u);
 	assert_int_equal(held_now(c), 12);
-	assert_int_equal(conns_take(c, -1, 1), -1);
+	assert_int_equal(take(c, -1, 1), -1);
 	/* Shut down by the reaper: the same. */
 	now_ns += 11 * S;
 	assert_int_equal(conns_reap(c), 4);
 	assert_int_equal(held_now(c), 0);
-	assert_int_equal(conns_take(c, a.id, 1), -1);
+	assert_int_equal(take(c, a.id, 1), -1);
 	conns_give(c, a.id, 1);
 	assert_int_equal(held_now(c), 0);
 	drop(c, &a);
@@ -460,11 +467,11 @@ static void test_conns__memory_ledger(void **state)
 }
 
 /*
- * When the memory is short, the holder whose last byte is the oldest,
- * more than stale_ns ago, is shut down for it (reason memory) and its
- * memory taken back; a holder with a fresh byte, or the taker itself,
- * never is.  When the share of an address is what is short, only a holder
- * of that address is.
+ * When the memory is short, a slow holder (fewer than slow_bytes of body
+ * in the last slow_ns, past the first) is shut down for it (reason
+ * memory) and its memory taken back; a holder whose body comes fast, or
+ * the taker itself, never is.  When the share of an address is what is
+ * short, only a holder of that address is.
  */
 static void test_conns__memory_eviction(void **state)
 {
@@ -475,35 +482,45 @@ static void test_conns__memory_eviction(void **state)
 	struct pair d = open_from(c, &three), e = open_from(c, &three);
 
 	(void)state;
-	assert_int_equal(conns_take(c, a.id, 50), 0);
-	now_ns += S / 2;
-	assert_int_equal(conns_take(c, b.id, 40), 0);
-	conns_touch(c, b.id);
-	/* Nothing stale yet: refused, nobody shut. */
-	assert_int_equal(conns_take(c, d.id, 20), -1);
+	assert_int_equal(take(c, a.id, 50), 0);
+	conns_touch(c, a.id, 25);
+	assert_int_equal(take(c, b.id, 40), 0);
+	/* Within the first second, nobody is slow: refused, nobody shut. */
+	assert_int_equal(take(c, d.id, 20), -1);
 	assert_false(is_shut(&a) || is_shut(&b));
-	/* a's last byte is 1.2 s old, b's 0.7 s: a goes. */
-	now_ns += S * 7 / 10;
-	assert_int_equal(conns_take(c, d.id, 20), 0);
-	assert_true(is_shut(&a));
-	assert_false(is_shut(&b) || is_shut(&d));
+	/* 1.5 s on: a's 25 bytes count (they came within 2 s); b sends 8
+	 * a second, below the floor of 10: b goes. */
+	now_ns += S / 2;
+	conns_touch(c, b.id, 4);
+	now_ns += S / 2;
+	conns_touch(c, b.id, 4);
+	now_ns += S / 2;
+	assert_int_equal(take(c, d.id, 20), 0);
+	assert_true(is_shut(&b));
+	assert_false(is_shut(&a) || is_shut(&d));
 	assert_int_equal(closed(c, CONNS_MEMORY), 1);
-	assert_int_equal(held_now(c), 60);
-	conns_give(c, a.id, 50); /* a's thread gives back: nothing more */
-	assert_int_equal(held_now(c), 60);
-	/* A byte keeps b: d (stale now too, but the taker) stays. */
-	now_ns += 2 * S;
-	conns_touch(c, b.id);
-	assert_int_equal(conns_take(c, d.id, 41), -1);
-	assert_false(is_shut(&b) || is_shut(&d));
-	/* The share of 10.0.0.3 (60): e takes d's place, not b's. */
-	assert_int_equal(conns_take(c, e.id, 40), 0);
+	assert_int_equal(held_now(c), 70);
+	conns_give(c, b.id, 40); /* b's thread gives back: nothing more */
+	assert_int_equal(held_now(c), 70);
+	/* a keeps its pace, 10 a second: d (slow now too, but the taker)
+	 * stays, and so does a. */
+	now_ns += S / 2;
+	conns_touch(c, a.id, 5);
+	now_ns += S / 2;
+	conns_touch(c, a.id, 5);
+	assert_int_equal(take(c, d.id, 31), -1);
+	assert_false(is_shut(&a) || is_shut(&d));
+	/* The share of 10.0.0.3 (60): e takes d's place, not a's (slow by
+	 * now: a byte every 0.9 s is no pace). */
+	conns_touch(c, e.id, 20);
+	assert_int_equal(take(c, e.id, 30), 0);
 	assert_false(is_shut(&d));
 	now_ns += 2 * S;
-	conns_touch(c, e.id);
-	assert_int_equal(conns_take(c, e.id, 20), 0);
+	conns_touch(c, a.id, 1);
+	conns_touch(c, e.id, 10);
+	assert_int_equal(take(c, e.id, 20), 0);
 	assert_true(is_shut(&d));
-	assert_false(is_shut(&b) || is_shut(&e));
+	assert_false(is_shut(&a) || is_shut(&e));
 	assert_int_equal(closed(c, CONNS_MEMORY), 2);
 	assert_int_equal(held_now(c), 100);
 	drop(c, &a);
@@ -515,9 +532,170 @@ static void test_conns__memory_eviction(void **state)
 }
 
 /*
+ * Nobody is closed for nothing: a take that the slow holders' memory
+ * cannot make room for fails and closes none of them; the smaller size
+ * (need) that fits without closing is taken before anybody is closed for
+ * the larger (want); and a holder is closed for need, never for want.
+ */
+static void test_conns__memory_no_waste(void **state)
+{
+	struct conns *c = ledger();
+	struct sockaddr_storage one = ipv4("10.0.0.1"), two = ipv4("10.0.0.2");
+	struct sockaddr_storage three = ipv4("10.0.0.3");
+	struct pair a = open_from(c, &one), b = open_from(c, &two);
+	struct pair d = open_from(c, &three), t = open_from(c, NULL);
+
+	(void)state;
+	assert_int_equal(take(c, a.id, 20), 0);
+	assert_int_equal(take(c, b.id, 20), 0);
+	assert_int_equal(take(c, d.id, 40), 0);
+	now_ns += 3 * S;
+	conns_touch(c, d.id, 100); /* fast: 40 not to be had */
+	/* a and b are slow, 40 of them; 20 are free: 61 cannot be had. */
+	assert_int_equal(take(c, t.id, 61), -1);
+	assert_false(is_shut(&a) || is_shut(&b) || is_shut(&d));
+	assert_int_equal(closed(c, CONNS_MEMORY), 0);
+	/* want 40 would close a, need 15 fits: 15, nobody closed. */
+	assert_int_equal(conns_take(c, t.id, 40, 15), 15);
+	assert_false(is_shut(&a) || is_shut(&b));
+	/* want 30, need 20: one slow holder goes for 20 (5 free), not two. */
+	assert_int_equal(conns_take(c, t.id, 30, 20), 20);
+	assert_int_equal(is_shut(&a) + is_shut(&b), 1);
+	assert_int_equal(closed(c, CONNS_MEMORY), 1);
+	assert_int_equal(held_now(c), 20 + 40 + 35);
+	/* need above want, or 0: refused. */
+	assert_int_equal(conns_take(c, t.id, 1, 2), 0);
+	assert_int_equal(conns_take(c, t.id, 0, 0), 0);
+	drop(c, &a);
+	drop(c, &b);
+	drop(c, &d);
+	drop(c, &t);
+	conns_destroy(c);
+}
+
+/*
+ * Two addresses cannot keep the memory by trickling: with the server's
+ * limits (64 MiB, 48 MiB an address, slow below 512 KiB in 2 s), A holds
+ * 40 MiB (20 MiB in) and B 24 MiB (12 MiB in), then each sends a byte
+ * every 0.9 s; a review of 64 KiB then gets its memory, and only one of
+ * them, the larger, is closed for it.  An upload that goes on fast is
+ * never closed for memory, even holding more than the others.
+ */
+static void test_conns__memory_tricklers(void **state)
+{
+	struct conns_limits lim = {
+		.slots = 16, .capacity = 16, .per_address = 8,
+		.open_ns = 10 * S, .idle_ns = 10 * S, .request_ns = 30 * S,
+		.memory = (size_t)64 << 20, .memory_per_address = (size_t)48 << 20,
+		.slow_ns = 2 * S, .slow_bytes = (size_t)512 << 10,
+		.clock = fake_clock,
+	};
+	struct conns *c = conns_create(&lim);
+	struct sockaddr_storage api = ipv4("10.0.0.1"), ta = ipv4("10.0.0.2");
+	struct sockaddr_storage tb = ipv4("10.0.0.3");
+	struct pair a, b, r, up, t;
+	int i;
+
+	(void)state;
+	assert_non_null(c);
+	now_ns = 1000 * S;
+	a = open_from(c, &ta);
+	b = open_from(c, &tb);
+	conns_begin(c, a.id);
+	conns_begin(c, b.id);
+	conns_touch(c, a.id, (size_t)20 << 20);
+	assert_int_equal(take(c, a.id, (size_t)40 << 20), 0);
+	conns_touch(c, b.id, (size_t)12 << 20);
+	assert_int_equal(take(c, b.id, (size_t)24 << 20), 0);
+	for (i = 0; i < 6; i++) {
+		now_ns += S * 9 / 10;
+		conns_touch(c, a.id, 1);
+		conns_touch(c, b.id, 1);
+	}
+	r = open_from(c, &api);
+	conns_begin(c, r.id);
+	conns_touch(c, r.id, 8 << 10);
+	assert_int_equal(take(c, r.id, 64 << 10), 0);
+	assert_true(is_shut(&a));
+	assert_false(is_shut(&b) || is_shut(&r));
+	assert_int_equal(closed(c, CONNS_MEMORY), 1);
+	drop(c, &r);
+
+	/* The API server uploads 36 MiB at 8 MiB a second; B trickles. */
+	up = open_from(c, &api);
+	conns_begin(c, up.id);
+	for (i = 0; i < 9; i++) {
+		conns_touch(c, up.id, (size_t)4 << 20);
+		assert_int_equal(take(c, up.id, (size_t)4 << 20), 0);
+		now_ns += S / 2;
+		conns_touch(c, b.id, 1);
+	}
+	/* A tenant's new body: B (slow) is closed for it, never the
+	 * upload, and when only the upload holds, the tenant is refused. */
+	t = open_from(c, &ta);
+	conns_begin(c, t.id);
+	assert_int_equal(take(c, t.id, (size_t)8 << 20), 0);
+	assert_true(is_shut(&b));
+	assert_int_equal(take(c, t.id, (size_t)21 << 20), -1);
+	assert_false(is_shut(&up) || is_shut(&t));
+	assert_int_equal(closed(c, CONNS_MEMORY), 2);
+	drop(c, &a);
+	drop(c, &b);
+	drop(c, &up);
+	drop(c, &t);
+	conns_destroy(c);
+}
+
+/*
+ * A body that is whole (conns_settle()) is never closed for memory,
+ * however long it is being decided; one that is not, as slow, is.  The
+ * next request of the connection is judged again.
+ */
+static void test_conns__memory_settled(void **state)
+{
+	struct conns *c = ledger();
+	struct sockaddr_storage one = ipv4("10.0.0.1"), two = ipv4("10.0.0.2");
+	struct sockaddr_storage three = ipv4("10.0.0.3");
+	struct pair a = open_from(c, &one), b = open_from(c, &two);
+	struct pair d = open_from(c, &three);
+
+	(void)state;
+	conns_begin(c, a.id);
+	conns_touch(c, a.id, 50);
+	assert_int_equal(take(c, a.id, 50), 0);
+	conns_settle(c, a.id);
+	conns_begin(c, d.id);
+	conns_touch(c, d.id, 30);
+	assert_int_equal(take(c, d.id, 30), 0);
+	now_ns += 2 * S;
+	conns_touch(c, b.id, 40);
+	assert_int_equal(take(c, b.id, 40), 0);
+	assert_true(is_shut(&d));
+	assert_false(is_shut(&a));
+	assert_int_equal(take(c, b.id, 11), -1);
+	assert_false(is_shut(&a));
+	/* a answered, its memory given back; its next body is judged. */
+	conns_give(c, a.id, 50);
+	conns_end(c, a.id);
+	conns_begin(c, a.id);
+	conns_touch(c, a.id, 50);
+	assert_int_equal(take(c, a.id, 50), 0);
+	now_ns += 2 * S;
+	conns_touch(c, b.id, 40);
+	assert_int_equal(take(c, b.id, 11), 0);
+	assert_true(is_shut(&a));
+	assert_int_equal(closed(c, CONNS_MEMORY), 2);
+	drop(c, &a);
+	drop(c, &b);
+	drop(c, &d);
+	conns_destroy(c);
+}
+
+/*
  * Draining: idle connections are closed at once, and each as it becomes
  * idle; a request without progress for stall_ns is closed by the reaper
- * long before its deadline, one with progress is not; a connection still
+ * long before its deadline, one with progress is not, nor one whose body
+ * is whole and being decided (until its deadline); a connection still
  * opening keeps its deadline.
  */
 static void test_conns__drain(void **state)
@@ -525,22 +703,26 @@ static void test_conns__drain(void **state)
 	struct conns *c = registry(8, 8, 0);
 	struct pair idle = open_from(c, NULL), stalled = open_from(c, NULL);
 	struct pair busy = open_from(c, NULL), opening = open_from(c, NULL);
+	struct pair deciding = open_from(c, NULL);
 
 	(void)state;
 	conns_begin(c, idle.id);
 	conns_end(c, idle.id);
 	conns_begin(c, stalled.id);
 	conns_begin(c, busy.id);
+	conns_begin(c, deciding.id);
+	conns_touch(c, deciding.id, 100);
+	conns_settle(c, deciding.id);
 	assert_int_equal(conns_drain(c, 5 * S), 1);
 	assert_true(is_shut(&idle));
 	assert_false(is_shut(&stalled) || is_shut(&busy) || is_shut(&opening));
 	now_ns += 3 * S;
-	conns_touch(c, busy.id);
+	conns_touch(c, busy.id, 1);
 	assert_int_equal(conns_reap(c), 0);
 	now_ns += 2 * S;
 	assert_int_equal(conns_reap(c), 1);
 	assert_true(is_shut(&stalled));
-	assert_false(is_shut(&busy) || is_shut(&opening));
+	assert_false(is_shut(&busy) || is_shut(&opening) || is_shut(&deciding));
 	conns_end(c, busy.id);
 	assert_true(is_shut(&busy));
 	assert_false(is_shut(&opening));
@@ -549,10 +731,15 @@ static void test_conns__drain(void **state)
 	now_ns += 5 * S;
 	assert_int_equal(conns_reap(c), 1);
 	assert_true(is_shut(&opening));
+	assert_false(is_shut(&deciding));
+	now_ns += 20 * S; /* its deadline: 30 s from the accept */
+	assert_int_equal(conns_reap(c), 1);
+	assert_true(is_shut(&deciding));
 	drop(c, &idle);
 	drop(c, &stalled);
 	drop(c, &busy);
 	drop(c, &opening);
+	drop(c, &deciding);
 	conns_destroy(c);
 }
 
@@ -591,12 +778,12 @@ static void test_conns__touch_is_progress(void **state)
 	now_ns += S;
 	p[1] = open_from(c, NULL);
 	now_ns += S;
-	conns_touch(c, p[0].id);
+	conns_touch(c, p[0].id, 1);
 	p[2] = open_from(c, NULL);
 	assert_true(is_shut(&p[1]));
 	assert_false(is_shut(&p[0]) || is_shut(&p[2]));
 	now_ns += 28 * S;
-	conns_touch(c, p[0].id);
+	conns_touch(c, p[0].id, 1);
 	conns_reap(c);
 	assert_true(is_shut(&p[0]));
 	assert_int_equal(closed(c, CONNS_REQUEST), 1);
@@ -618,6 +805,9 @@ int main(void)
 		cmocka_unit_test(test_conns__address_table),
 		cmocka_unit_test(test_conns__memory_ledger),
 		cmocka_unit_test(test_conns__memory_eviction),
+		cmocka_unit_test(test_conns__memory_no_waste),
+		cmocka_unit_test(test_conns__memory_tricklers),
+		cmocka_unit_test(test_conns__memory_settled),
 		cmocka_unit_test(test_conns__touch_is_progress),
 		cmocka_unit_test(test_conns__refuse),
 		cmocka_unit_test(test_conns__drain),

@@ -182,6 +182,15 @@ static void test_hami__refusals(void **state)
 		{ "nvidia:\n  resourceCountName: a.io/g\n"
 		  "  resourceMemoryName: a.io/m\n  gpuCorePolicy: always\n",
 		  "nvidia.gpuCorePolicy: \"always\" is not one of" },
+		/* Values are masked (a control byte dropped) and cut to 47
+		 * characters (behaviour §2.3). */
+		{ "nvidia:\n  resourceCountName: a.io/g\n"
+		  "  resourceMemoryName: a.io/m\n  gpuCorePolicy: \"al\\eways\"\n",
+		  "nvidia.gpuCorePolicy: \"always\" is not one of" },
+		{ "nvidia:\n  resourceCountName: a.io/g\n"
+		  "  resourceMemoryName: a.io/m\n  runtimeClassName: "
+		  "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB\n",
+		  "nvidia.runtimeClassName: \"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB...\" is not a DNS-1123 subdomain" },
 		{ "nvidia:\n  resourceCountName: gpu\n  resourceMemoryName: a.io/m\n",
 		  "nvidia.resourceCountName: \"gpu\" is not a valid extended resource name" },
 		{ "nvidia:\n  resourceCountName: a.io/g\n"
@@ -328,6 +337,9 @@ static void test_hami__build_file_devices_win(void **state)
 	assert_string_equal(cfg.devices[0].name, "gpu");
 	assert_int_equal(cfg.devices[0].family.default_memory, 7);
 	assert_string_equal(cfg.devices[1].name, "cambricon");
+	/* HAMi's nvidia, left out (it shares nvidia.com/gpu), is named. */
+	assert_non_null(cfg.hami_dropped);
+	assert_string_equal(cfg.hami_dropped, "nvidia");
 	config_release(&cfg);
 
 	/* Same name, other resources: still the file's. */
@@ -342,6 +354,7 @@ static void test_hami__build_file_devices_win(void **state)
 	assert_int_equal(cfg.ndevices, 2);
 	assert_string_equal(cfg.devices[0].resource[VGPU_COUNT], "c.io/n");
 	assert_string_equal(cfg.devices[1].name, "nvidia");
+	assert_string_equal(cfg.hami_dropped, "cambricon");
 	config_release(&cfg);
 }
 

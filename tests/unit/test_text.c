@@ -384,6 +384,54 @@ static void test_text__errorf(void **state)
 	assert_string_equal(err, "abcdefg");
 }
 
+/* text_distancen(): edits, swaps of neighbours, and the length limit. */
+static void test_text__distancen(void **state)
+{
+	static const struct {
+		const char *a, *b;
+		size_t d;
+	} cases[] = {
+		{ "", "", 0 },
+		{ "", "abc", 3 },
+		{ "abc", "", 3 },
+		{ "config", "config", 0 },
+		{ "confg", "config", 1 },      /* a deletion */
+		{ "configg", "config", 1 },    /* an insertion */
+		{ "cinfig", "config", 1 },     /* a substitution */
+		{ "cofnig", "config", 1 },     /* a swap */
+		{ "defualt", "default", 1 },
+		{ "sreve", "serve", 1 },
+		{ "revew", "review", 1 },
+		{ "lsiten", "listen", 1 },
+		{ "ca", "abc", 3 },            /* OSA: no edit of a swapped pair */
+		{ "namespcae", "namespace", 1 },
+		{ "chekc", "check", 1 },
+		{ "kitten", "sitting", 3 },
+		{ "version", "serve", 5 },
+	};
+	char longer[TEXT_DISTANCE_MAX + 2];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t d = text_distancen(cases[i].a, strlen(cases[i].a),
+					  cases[i].b, strlen(cases[i].b));
+
+		if (d != cases[i].d)
+			fail_msg("\"%s\" \"%s\": %zu, want %zu", cases[i].a,
+				 cases[i].b, d, cases[i].d);
+		assert_int_equal(text_distancen(cases[i].b,
+						strlen(cases[i].b), cases[i].a,
+						strlen(cases[i].a)),
+				 cases[i].d);
+	}
+	memset(longer, 'a', sizeof(longer));
+	assert_int_equal(text_distancen(longer, TEXT_DISTANCE_MAX, longer,
+					TEXT_DISTANCE_MAX), 0);
+	assert_int_equal(text_distancen(longer, TEXT_DISTANCE_MAX + 1, "a", 1),
+			 SIZE_MAX);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -395,6 +443,7 @@ int main(void)
 		cmocka_unit_test(test_text__u64_parsen),
 		cmocka_unit_test(test_text__clean_path),
 		cmocka_unit_test(test_text__errorf),
+		cmocka_unit_test(test_text__distancen),
 	};
 
 	return cmocka_run_group_tests_name("text", tests, NULL, NULL);

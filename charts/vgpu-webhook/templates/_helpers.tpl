@@ -105,11 +105,16 @@ name in two namespaces do not take each other's objects.
 {{- end -}}
 
 {{/*
-Every resource name of every configured device family, as a JSON list of
-strings: what the matchConditions expression looks for.
+Every resource name of every configured device family, and those listed in
+hami.deviceConfig.resourceNames (HAMi's families, which the chart cannot
+read), as a JSON list of strings: what the matchConditions expression
+looks for.
 */}}
 {{- define "vgpu-webhook.resourceNames" -}}
 {{- $names := list -}}
+{{- range $n := .Values.hami.deviceConfig.resourceNames -}}
+{{- $names = append $names $n -}}
+{{- end -}}
 {{- range $d := .Values.config.devices -}}
 {{- range $key := list "resourceCountName" "resourceMemoryName" "resourceMemoryPercentageName" "resourceCoreName" "resourcePriorityName" -}}
 {{- $v := index $d $key | default "" -}}
@@ -284,12 +289,15 @@ Call with (dict "var" "m.mountPath" "paths" LIST).
 
 {{/*
 Why the mutating webhook has no matchConditions, or "" when it has them:
-"disabled", "kube" (before 1.28) or "overwriteEnv".
+"disabled", "kube" (before 1.28), "overwriteEnv", or "hamiDeviceConfig"
+(HAMi's file names families the chart cannot see, and
+hami.deviceConfig.resourceNames does not list their resource names).
 */}}
 {{- define "vgpu-webhook.mutateConditionsOff" -}}
 {{- if not .Values.webhook.matchConditions.enabled -}}disabled
 {{- else if not (include "vgpu-webhook.hasMatchConditions" .) -}}kube
 {{- else if include "vgpu-webhook.overwriteEnv" . -}}overwriteEnv
+{{- else if and .Values.hami.deviceConfig.configMap (not .Values.hami.deviceConfig.resourceNames) -}}hamiDeviceConfig
 {{- end -}}
 {{- end -}}
 
