@@ -191,15 +191,26 @@ static void add_conflict(struct vgpu_errors *errs, const char *mem_key,
 		 pct_key, p);
 }
 
+/* read_entry()'s answer for a value of 0 that counts as not set. */
+#define ENTRY_UNSET 1
+
+/* Whether res's value of 0 counts as not set under flags. */
+static bool zero_unset(enum vgpu_resource res, unsigned flags)
+{
+	return (flags & VGPU_RESOLVE_ZERO_UNSET) &&
+	       (res == VGPU_MEMORY || res == VGPU_MEMORY_PERCENTAGE);
+}
+
 /*
  * §3.1 and §3.2 for one resource: the effective value is the limit, or the
  * request when there is no limit; a request that differs from its limit is
  * an error.  A value too large for int64 (VGPU_ERANGE from the parser) is
- * reported by check() as out of range.  Returns 0 and sets *value, or a
- * code after recording every error of the entry.
+ * reported by check() as out of range.  Returns 0 and sets *value, or
+ * ENTRY_UNSET for a value of 0 that flags count as not set, or a code
+ * after recording every error of the entry.
  */
 static int read_entry(enum vgpu_resource res, const char *key,
-		      const struct entry *e, int64_t *value,
+		      const struct entry *e, unsigned flags, int64_t *value,
 		      struct vgpu_errors *errs)
 {
 	struct vgpu_quantity limit, request;
@@ -232,6 +243,12 @@ static int read_entry(enum vgpu_resource res, const char *key,
 		(void)check(res, key, e->limit, &limit, !rl, &ignored, errs);
 		return VGPU_EMISMATCH;
 	}
+	if (zero_unset(res, flags)) {
+		const struct vgpu_quantity *q = e->limit ? &limit : &request;
+
+		if (!(e->limit ? rl : rr) && q->units == 0 && q->nanos == 0)
+			return ENTRY_UNSET;
+	}
 	if (e->limit)
 		return check(res, key, e->limit, &limit, !rl, value, errs);
 	return check(res, key, e->request, &request, !rr, value, errs);
@@ -242,10 +259,23 @@ int vgpu_resolve(const struct vgpu_family *f, const struct vgpu_pair *limits,
 		 size_t nrequests, struct vgpu_request *out,
 		 struct vgpu_errors *errs)
 {
+	unsigned unset;
+
+	return vgpu_resolve_flags(f, 0, limits, nlimits, requests, nrequests,
+				  out, &unset, errs);
+}
+
+int vgpu_resolve_flags(const struct vgpu_family *f, unsigned flags,
+		       const struct vgpu_pair *limits, size_t nlimits,
+		       const struct vgpu_pair *requests, size_t nrequests,
+		       struct vgpu_request *out, unsigned *unset,
+		       struct vgpu_errors *errs)
+{
 	struct vgpu_errors found = { 0 };
 	struct vgpu_request r = { 0 };
 	const char *mem = vgpu_family_resource(f, VGPU_MEMORY);
 	const char *pct = vgpu_family_resource(f, VGPU_MEMORY_PERCENTAGE);
+	unsigned zero = 0, request_only = 0;
 	int first = 0;
 	int i;
 
@@ -260,7 +290,13 @@ int vgpu_resolve(const struct vgpu_family *f, const struct vgpu_pair *limits,
 		e.request = find(requests, nrequests, key);
 		if (!e.limit && !e.request)
 			continue;
-		rc = read_entry(i, key, &e, &r.value[i], &found);
+		rc = read_entry(i, key, &e, flags, &r.value[i], &found);
+		if (rc == ENTRY_UNSET) {
+			zero |= VGPU_BIT(i);
+			if (!e.limit)
+				request_only |= VGPU_BIT(i);
+			continue;
+		}
 		if (rc) {
 			if (!first)
 				first = rc;
@@ -270,7 +306,8 @@ int vgpu_resolve(const struct vgpu_family *f, const struct vgpu_pair *limits,
 		if (!e.limit)
 			r.copied |= VGPU_BIT(i);
 	}
-	if (mem && pct) {
+	if (mem && pct && !(zero & (VGPU_BIT(VGPU_MEMORY) |
+				    VGPU_BIT(VGPU_MEMORY_PERCENTAGE)))) {
 		const struct vgpu_pair *m = find(limits, nlimits, mem);
 		const struct vgpu_pair *c = find(limits, nlimits, pct);
 
@@ -335,6 +372,11 @@ int vgpu_resolve(const struct vgpu_family *f, const struct vgpu_pair *limits,
 			}
 		}
 	}
+	/* A request of 0 without a limit that no default replaces is still
+	 * copied into limits (§3.1): Kubernetes wants both. */
+	if (r.kind != VGPU_KIND_SKIPPED)
+		r.copied |= request_only & ~r.defaulted;
 	*out = r;
+	*unset = zero;
 	return 0;
 }

@@ -315,6 +315,32 @@ int vgpu_resolve(const struct vgpu_family *f, const struct vgpu_pair *limits,
 		 size_t nrequests, struct vgpu_request *out,
 		 struct vgpu_errors *errs) VGPU_WUR;
 
+/* Flags of vgpu_resolve_flags(). */
+enum {
+	/*
+	 * HAMi's reading (its TestGenerateResourceRequests_DefaultMemory): a
+	 * memory or memory-percentage value equal to 0 ("0", "0Mi", "0.0")
+	 * counts as not set, and the container is resolved as if the key
+	 * were absent.  Without it such a value is out of range.
+	 */
+	VGPU_RESOLVE_ZERO_UNSET = 1u << 0,
+};
+
+/*
+ * vgpu_resolve() with flags (VGPU_RESOLVE_*).  On success *unset gets
+ * VGPU_BIT(res) for each key whose value counted as not set: it is not
+ * present, a default may fill it (out->defaulted), and a request of it
+ * without a limit that no default fills is in out->copied (its 0 is
+ * copied into limits).  A limit and a request of such a key that differ
+ * are still an error, and so is any other value.  *unset is written only
+ * on success, as *out is.  vgpu_resolve() is this function with flags 0.
+ */
+int vgpu_resolve_flags(const struct vgpu_family *f, unsigned flags,
+		       const struct vgpu_pair *limits, size_t nlimits,
+		       const struct vgpu_pair *requests, size_t nrequests,
+		       struct vgpu_request *out, unsigned *unset,
+		       struct vgpu_errors *errs) VGPU_WUR;
+
 #ifdef __cplusplus
 }
 #endif

@@ -64,7 +64,7 @@ struct unread {
 static void log_decision(const struct review_answer *ans, uint64_t latency)
 {
 	char hits[GUARD_HITS_LISTED * (GUARD_KEY_SIZE + 32) + 32];
-	struct log_field fields[15] = {
+	struct log_field fields[16] = {
 		LOG_STR("uid", ans->uid),
 		LOG_STR("namespace", ans->namespace_),
 		LOG_STR("name", ans->name),
@@ -76,6 +76,9 @@ static void log_decision(const struct review_answer *ans, uint64_t latency)
 	};
 	size_t n = 8;
 
+	/* Named only when it is not the default (behaviour §6, logs). */
+	if (strcmp(ans->allocation, "hami"))
+		fields[n++] = LOG_STR("allocation", ans->allocation);
 	if (ans->audit) {
 		guard_hits_format(&ans->hits, hits, sizeof(hits));
 		fields[n++] = LOG_STR("kind", ans->kind);

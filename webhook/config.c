@@ -422,8 +422,15 @@ static int check_families(const struct cfgkey *k, void *base,
 #define TOP(field) offsetof(struct config, field)
 #define FAMILY(field) offsetof(struct device, field)
 
+static const char *const allocations[] = { "hami", "dra", "off", NULL };
+static const int allocation_values[] = { CONFIG_ALLOCATION_HAMI,
+					 CONFIG_ALLOCATION_DRA,
+					 CONFIG_ALLOCATION_OFF };
 static const char *const actions[] = { "deny", "warn", NULL };
 static const int action_values[] = { CONFIG_POLICY_DENY, CONFIG_POLICY_WARN };
+static const char *const advice[] = { "warn", "deny", "off", NULL };
+static const int advice_values[] = { CONFIG_POLICY_WARN, CONFIG_POLICY_DENY,
+				     CONFIG_POLICY_OFF };
 static const char *const scheduler_policies[] = { "", "binpack", "spread",
 						  NULL };
 static const char *const core_policies[] = { "", "default", "force",
@@ -578,6 +585,12 @@ static const struct cfgkey family_keys[] = {
 };
 
 const struct cfgkey config_keys[] = {
+	/* Not with CFGKEY_LABELS: tenants write their labels, and a label
+	 * must not take a pod off the namespace's way of allocating GPUs. */
+	{ .name = "allocation", .type = &cfgkey_enum,
+	  .offset = TOP(allocation), .where = CFGKEY_TOP | CFGKEY_PROFILE,
+	  .def = "\"hami\"", .sample = "\"dra\"", .choices = allocations,
+	  .values = allocation_values },
 	{ .name = "schedulerName", .type = &cfgkey_string,
 	  .offset = TOP(scheduler_name), .where = CFGKEY_TOP | CFGKEY_PROFILE,
 	  .def = "\"hami-scheduler\"", .sample = "\"my-sched\"",
@@ -594,6 +607,14 @@ const struct cfgkey config_keys[] = {
 	  .offset = TOP(node_name_policy),
 	  .where = CFGKEY_TOP | CFGKEY_PROFILE, .def = "\"deny\"",
 	  .sample = "\"warn\"", .choices = actions, .values = action_values },
+	{ .name = "resourceAnnotationPolicy", .type = &cfgkey_enum,
+	  .offset = TOP(resource_annotation_policy),
+	  .where = CFGKEY_TOP | CFGKEY_PROFILE, .def = "\"warn\"",
+	  .sample = "\"deny\"", .choices = advice, .values = advice_values },
+	{ .name = "envFromPolicy", .type = &cfgkey_enum,
+	  .offset = TOP(env_from_policy),
+	  .where = CFGKEY_TOP | CFGKEY_PROFILE, .def = "\"warn\"",
+	  .sample = "\"deny\"", .choices = advice, .values = advice_values },
 	{ .name = "schedulerPolicy", .type = &cfgkey_object,
 	  .where = CFGKEY_TOP | ANY_PROFILE, .keys = scheduler_policy_keys },
 	{ .name = "hamiDeviceConfig", .type = &cfgkey_string,
@@ -638,6 +659,11 @@ const struct cfgkey config_keys[] = {
 /* ------------------------------------------------------------------------
  * Life cycle
  */
+
+const char *config_allocation_name(enum config_allocation a)
+{
+	return allocations[a];
+}
 
 static void profiles_free(struct profile *p, size_t n);
 

@@ -27,7 +27,23 @@
 enum config_policy {
 	CONFIG_POLICY_DENY,
 	CONFIG_POLICY_WARN,
+	CONFIG_POLICY_OFF, /* resourceAnnotationPolicy and envFromPolicy */
 };
+
+/*
+ * How the GPUs of the pods a config applies to are allocated (allocation,
+ * behaviour §2): HAMi's scheduler and device plugin (what the webhook is
+ * for), a DRA driver that serves whole devices through their extended
+ * resource names (KEP-5004), or something the webhook leaves alone.
+ */
+enum config_allocation {
+	CONFIG_ALLOCATION_HAMI,
+	CONFIG_ALLOCATION_DRA,
+	CONFIG_ALLOCATION_OFF,
+};
+
+/* "hami", "dra" or "off". */
+const char *config_allocation_name(enum config_allocation a);
 
 /* One device family and what the webhook writes for it. */
 struct device {
@@ -52,10 +68,13 @@ enum {
 struct profile;
 
 struct config {
+	enum config_allocation allocation;
 	char *scheduler_name;
 	bool force_overwrite_default_scheduler;
 	enum config_policy privileged_policy;
 	enum config_policy node_name_policy;
+	enum config_policy resource_annotation_policy; /* behaviour §4.3 */
+	enum config_policy env_from_policy;            /* behaviour §4.6 */
 	char *node_scheduler_policy; /* "", binpack or spread */
 	char *gpu_scheduler_policy;  /* "", binpack or spread */
 	char *hami_device_config;    /* hamiDeviceConfig: a path, or "" */

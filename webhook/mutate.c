@@ -103,6 +103,32 @@ static void add_members(struct writer *w, struct buf *path,
 	json_decref(items);
 }
 
+/*
+ * The warning for key, whose value of 0 counted as not set (behaviour
+ * §3.2): the value as written, the limit's or else the request's.
+ */
+static void warn_unset(struct writer *w, const struct pod_container *c,
+		       const struct pod_slot *s, const char *key)
+{
+	const struct vgpu_pair *lists[2] = { s->limits, s->requests };
+	const size_t counts[2] = { s->nlimits, s->nrequests };
+	char value[POD_LINE_SIZE];
+	size_t len = strlen(key), l, i;
+
+	value[0] = '\0';
+	for (l = 0; l < 2 && !value[0]; l++)
+		for (i = 0; i < counts[l] && !value[0]; i++)
+			if (lists[l][i].key_len == len &&
+			    !memcmp(lists[l][i].key, key, len))
+				text_mask_cutn(value, sizeof(value),
+					       lists[l][i].value,
+					       lists[l][i].value_len,
+					       POD_LINE_CHARS);
+	pod_warnf(w->warnings, &w->oom,
+		  "container \"%s\": %s=%s counts as not set, as HAMi reads it",
+		  c->label, key, value);
+}
+
 /* The warnings and the limits/requests entries of one family slot. */
 static void collect_resources(struct writer *w, const struct pod_container *c,
 			      const struct device *dev,
@@ -137,6 +163,8 @@ static void collect_resources(struct writer *w, const struct pod_container *c,
 	for (res = 0; res < VGPU_NRESOURCES; res++) {
 		const char *key = dev->resource[res];
 
+		if (s->unset & VGPU_BIT(res))
+			warn_unset(w, c, s, key);
 		if (r->copied & VGPU_BIT(res)) {
 			char value[POD_LINE_SIZE];
 			size_t i;
@@ -188,6 +216,8 @@ static void wanted_env(const struct writer *w, const struct pod_container *c,
 	size_t f;
 
 	memset(values, 0, sizeof(*values) * ENV_NVARS);
+	if (cfg->allocation != CONFIG_ALLOCATION_HAMI)
+		return; /* HAMi's env, and overwriteEnv, are HAMi's only */
 	for (f = 0; f < cfg->ndevices; f++) {
 		const struct device *dev = &cfg->devices[f];
 		const struct vgpu_request *r = &c->slots[f].req;
@@ -369,7 +399,9 @@ static void write_container(struct writer *w, const struct pod_container *c)
 		w->oom = true;
 		return;
 	}
-	for (f = 0; f < cfg->ndevices; f++)
+	/* allocation dra: the count passes unchanged, nothing is added. */
+	for (f = 0; cfg->allocation == CONFIG_ALLOCATION_HAMI &&
+		    f < cfg->ndevices; f++)
 		collect_resources(w, c, &cfg->devices[f], &c->slots[f], limits,
 				  requests);
 	container_pointer(&path, c);
@@ -479,7 +511,8 @@ static void write_annotations(struct writer *w, struct buf *path)
 /*
  * The pod-level operations of a vGPU pod, in order: schedulerName,
  * tolerations, runtimeClassName, the scheduler-policy annotations (after
- * the annotation guard's removals).
+ * the annotation guard's removals).  With allocation dra only the
+ * tolerations and the removals: the rest is HAMi's.
  */
 static void write_pod_fields(struct writer *w)
 {
@@ -488,6 +521,12 @@ static void write_pod_fields(struct writer *w)
 	struct buf path = BUF_INIT;
 	size_t f;
 
+	if (cfg->allocation == CONFIG_ALLOCATION_DRA) {
+		write_tolerations(w, &path);
+		write_annotation_removals(w);
+		buf_release(&path);
+		return;
+	}
 	if (strcmp(pod->scheduler_name, cfg->scheduler_name)) {
 		buf_add(&path, "/spec/schedulerName");
 		push(w, "add", &path, json_string(cfg->scheduler_name));

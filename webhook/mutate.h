@@ -22,7 +22,9 @@
  * Appends to patch the operations of pod, read and resolved under cfg:
  * per container, in pod order, limits, requests and env; then, when the
  * pod is a vGPU pod, schedulerName, tolerations, runtimeClassName and the
- * scheduler-policy annotations.  Appends each container's warnings to
+ * scheduler-policy annotations.  With cfg's allocation dra, only the
+ * guards' removals and the tolerations; mutate_pod() is not called for
+ * allocation off (behaviour §2).  Appends each container's warnings to
  * warnings (an array of strings), in the same order.  pod is only read;
  * the values appended are new or shared (json_incref) with cfg, never with
  * the pod.  Returns 0, or -1 out of memory (patch and warnings are then

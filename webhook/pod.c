@@ -219,6 +219,41 @@ static bool read_env(struct reader *r, const json_t *env, const char *base)
 	return true;
 }
 
+/*
+ * Checks the types of envFrom entries: objects with a string prefix and
+ * configMapRef and secretRef objects with a string name.
+ */
+static bool read_env_from(struct reader *r, const json_t *list,
+			  const char *base)
+{
+	static const char *const refs[2] = { "configMapRef", "secretRef" };
+	bool bad = false;
+	size_t i;
+	json_t *e, *ref;
+	int k;
+
+	json_array_foreach(list, i, e) {
+		if (!json_is_object(e)) {
+			invalid(r, "%s.envFrom[%zu]: expected an object, got %s",
+				base, i, jsonout_type_name(e));
+			return false;
+		}
+		member(r, e, "prefix", JSON_STRING, &bad, "%s.envFrom[%zu].prefix",
+		       base, i);
+		for (k = 0; k < 2 && !bad; k++) {
+			ref = member(r, e, refs[k], JSON_OBJECT, &bad,
+				     "%s.envFrom[%zu].%s", base, i, refs[k]);
+			if (ref && !bad)
+				member(r, ref, "name", JSON_STRING, &bad,
+				       "%s.envFrom[%zu].%s.name", base, i,
+				       refs[k]);
+		}
+		if (bad)
+			return false;
+	}
+	return true;
+}
+
 /* Checks the types of volumeMounts: objects with a string mountPath. */
 static bool read_mounts(struct reader *r, const json_t *mounts,
 			const char *base)
@@ -246,7 +281,8 @@ static bool read_mounts(struct reader *r, const json_t *mounts,
  * Resource maps are kept whole, because the family names come from the
  * config.  An env entry keeps name and value, and an empty stub of any
  * other member, because an entry is "ours" only when it has no other
- * member that is not null.
+ * member that is not null.  Of envFrom, the prefix and the names of the
+ * sources.
  */
 static const struct pick_rule container_rule = {
 	PICK_OBJECT, PICK_FIELDS(
@@ -257,6 +293,12 @@ static const struct pick_rule container_rule = {
 		PICK_FIELD("env", PICK_ARR(PICK_OBJ_OTHERS(&pick_stub,
 			PICK_FIELD("name", &pick_all),
 			PICK_FIELD("value", &pick_all)))),
+		PICK_FIELD("envFrom", PICK_ARR(PICK_OBJ(
+			PICK_FIELD("prefix", &pick_all),
+			PICK_FIELD("configMapRef", PICK_OBJ(
+				PICK_FIELD("name", &pick_all))),
+			PICK_FIELD("secretRef", PICK_OBJ(
+				PICK_FIELD("name", &pick_all)))))),
 		PICK_FIELD("securityContext", PICK_OBJ(
 			PICK_FIELD("privileged", &pick_all))),
 		PICK_FIELD("volumeMounts", PICK_ARR(PICK_OBJ(
@@ -303,6 +345,10 @@ static bool read_container(struct reader *r, const char *list, size_t index,
 		c->env = member(r, obj, "env", JSON_ARRAY, &bad, "%s.env",
 				base);
 	if (bad || (c->env && !read_env(r, c->env, base)))
+		return false;
+	c->env_from = member(r, obj, "envFrom", JSON_ARRAY, &bad, "%s.envFrom",
+			     base);
+	if (bad || (c->env_from && !read_env_from(r, c->env_from, base)))
 		return false;
 	security = member(r, obj, "securityContext", JSON_OBJECT, &bad,
 			  "%s.securityContext", base);

@@ -58,6 +58,8 @@ struct pod_slot {
 	json_t *request_value[VGPU_NRESOURCES]; /* by resource; NULL if none */
 	char text[2][VGPU_NRESOURCES][32];      /* JSON numbers as text */
 	struct vgpu_request req; /* zeroed; the policy resolves into it */
+	unsigned unset; /* VGPU_BIT()s of the keys whose 0 counted as not
+			   set (vgpu_resolve_flags()); the policy fills it */
 };
 
 struct pod_container {
@@ -72,6 +74,9 @@ struct pod_container {
 	json_t *limits;
 	json_t *requests;
 	json_t *env; /* entries are objects with string name and value */
+	json_t *env_from; /* envFrom: objects whose prefix is a string and
+			     whose configMapRef and secretRef are objects
+			     with a string name */
 	json_t *mounts; /* volumeMounts: objects with a string mountPath */
 	bool privileged;
 	bool asks; /* names a resource of some family */

@@ -107,7 +107,9 @@ static void denyf(struct decider *p, int code, const char *fmt, ...)
 }
 
 /*
- * Resolves every container of pod (p->pod or another view).  Returns true
+ * Resolves every container of pod (p->pod or another view), a memory or
+ * memory-percentage value of 0 counting as not set, as HAMi reads it
+ * (behaviour §3.2).  Returns true
  * when no container has an error; else msg holds every error found, for a
  * denial with 422.
  */
@@ -122,9 +124,11 @@ static bool resolve_all(struct decider *p, struct pod *pod, struct buf *msg)
 			struct pod_slot *s = &c->slots[f];
 			struct vgpu_errors errs;
 
-			if (!vgpu_resolve(&p->cfg->devices[f].family, s->limits,
-					  s->nlimits, s->requests, s->nrequests,
-					  &s->req, &errs)) {
+			if (!vgpu_resolve_flags(&p->cfg->devices[f].family,
+						VGPU_RESOLVE_ZERO_UNSET,
+						s->limits, s->nlimits,
+						s->requests, s->nrequests,
+						&s->req, &s->unset, &errs)) {
 				c->vgpu |= s->req.kind == VGPU_KIND_SHARED;
 				pod->vgpu |= c->vgpu;
 				continue;
@@ -138,23 +142,38 @@ static bool resolve_all(struct decider *p, struct pod *pod, struct buf *msg)
 	return !msg->len && !buf_failed(msg);
 }
 
+/*
+ * ", allocation: MODE" when cfg's allocation is not hami (behaviour §2),
+ * for the lines of a policy; "" for hami.
+ */
+static const char *mode_note(const struct config *cfg, char *out, size_t size)
+{
+	out[0] = '\0';
+	if (cfg->allocation != CONFIG_ALLOCATION_HAMI)
+		snprintf(out, size, ", allocation: %s",
+			 config_allocation_name(cfg->allocation));
+	return out;
+}
+
 /* Privileged containers and spec.nodeName (behaviour §4.6, items 1 and 2). */
 static bool check_policies(struct decider *p)
 {
 	const struct config *cfg = p->cfg;
-	char line[POD_LINE_SIZE + 160];
+	char line[POD_LINE_SIZE + 160], note[32];
 	size_t i;
 
+	mode_note(cfg, note, sizeof(note));
 	for (i = 0; i < p->pod.ncontainers; i++) {
 		const struct pod_container *c = &p->pod.containers[i];
 
 		if (!c->privileged)
 			continue;
 		snprintf(line, sizeof(line),
-			 "container \"%s\": privileged containers can see every GPU of the node (privilegedPolicy: %s)",
+			 "container \"%s\": privileged containers can see every GPU of the node (privilegedPolicy: %s%s)",
 			 c->label,
 			 cfg->privileged_policy == CONFIG_POLICY_DENY ? "deny"
-								      : "warn");
+								      : "warn",
+			 note);
 		if (cfg->privileged_policy == CONFIG_POLICY_DENY) {
 			denyf(p, 403, "%s", line);
 			return false;
@@ -163,10 +182,13 @@ static bool check_policies(struct decider *p)
 	}
 	if (p->pod.node_name[0]) {
 		snprintf(line, sizeof(line),
-			 "spec.nodeName \"%s\" bypasses the vGPU scheduler (nodeNamePolicy: %s)",
+			 "spec.nodeName \"%s\" bypasses the %s (nodeNamePolicy: %s%s)",
 			 p->pod.node_label,
+			 cfg->allocation == CONFIG_ALLOCATION_HAMI ?
+			 "vGPU scheduler" : "scheduler",
 			 cfg->node_name_policy == CONFIG_POLICY_DENY ? "deny"
-								     : "warn");
+								     : "warn",
+			 note);
 		if (cfg->node_name_policy == CONFIG_POLICY_DENY) {
 			denyf(p, 403, "%s", line);
 			return false;
@@ -176,12 +198,268 @@ static bool check_policies(struct decider *p)
 	return true;
 }
 
-/* Whether the scheduler gate (behaviour §4.4) lets the pod through. */
+/*
+ * allocation dra (behaviour §2): a DRA driver serves whole devices only,
+ * so every entry of a family's resource other than its count, in limits
+ * or requests, is an error in msg (for a denial with 422).  Returns true
+ * when there is none.
+ */
+static bool whole_devices_only(struct decider *p, const struct pod *pod,
+			       struct buf *msg)
+{
+	size_t i, f, k;
+	int res;
+
+	for (i = 0; i < pod->ncontainers; i++) {
+		const struct pod_container *c = &pod->containers[i];
+
+		for (f = 0; f < p->cfg->ndevices; f++) {
+			const struct device *dev = &p->cfg->devices[f];
+			const struct pod_slot *s = &c->slots[f];
+
+			for (res = VGPU_MEMORY; res < VGPU_NRESOURCES; res++) {
+				const char *key = dev->resource[res];
+				size_t len = strlen(key);
+				bool given = false;
+
+				for (k = 0; len && k < s->nlimits; k++)
+					given |= s->limits[k].key_len == len &&
+						 !memcmp(s->limits[k].key, key,
+							 len);
+				for (k = 0; len && k < s->nrequests; k++)
+					given |= s->requests[k].key_len == len &&
+						 !memcmp(s->requests[k].key,
+							 key, len);
+				if (given)
+					buf_addf(msg,
+						 "%scontainer \"%s\": %s: DRA serves whole devices only (allocation: dra); ask for %s alone",
+						 msg->len ? "; " : "", c->label,
+						 key, dev->resource[VGPU_COUNT]);
+			}
+		}
+	}
+	return !msg->len && !buf_failed(msg);
+}
+
+/*
+ * The warning of allocation off (behaviour §2) on a pod that asks for a
+ * family's resources, naming the profile that chose it.
+ */
+static void off_warning(struct decider *p)
+{
+	char profile[POD_LINE_SIZE + 16];
+
+	profile[0] = '\0';
+	if (p->cfg->profile)
+		snprintf(profile, sizeof(profile), " (profile \"%s\")",
+			 p->cfg->profile);
+	pod_warnf(p->pod_warnings, &p->oom,
+		  "allocation: off%s: vGPU resources left unchanged", profile);
+}
+
+/*
+ * The end of a policy that lists its lines in msg (released): true when
+ * there is none, else a denial with code whose message ends in
+ * " (KEY: deny)", and false.
+ */
+static bool deny_lines(struct decider *p, int code, struct buf *msg,
+		       const char *key)
+{
+	if (!msg->len && !buf_failed(msg)) {
+		buf_release(msg);
+		return true;
+	}
+	buf_addf(msg, " (%s: deny)", key);
+	deny(p, code, msg);
+	return false;
+}
+
+/* Whether key is a resource name of a family of cfg. */
+static bool is_resource_name(const struct config *cfg, const char *key)
+{
+	size_t f;
+	int res;
+
+	if (!key[0])
+		return false; /* "" is an absent resource name */
+	for (f = 0; f < cfg->ndevices; f++)
+		for (res = 0; res < VGPU_NRESOURCES; res++)
+			if (cfg->devices[f].resource[res][0] == key[0] &&
+			    !strcmp(cfg->devices[f].resource[res], key))
+				return true;
+	return false;
+}
+
+/*
+ * resourceAnnotationPolicy (behaviour §4.3): a pod annotation or label
+ * whose key is a family's resource name does nothing; warn (each, after
+ * the container warnings) or deny with 422 (all in one message).
+ * Returns false after a denial.
+ */
+static bool check_resource_keys(struct decider *p)
+{
+	static const char *const kinds[2] = { "annotation", "label" };
+	const json_t *maps[2] = { p->pod.annotations, p->pod.labels };
+	enum config_policy policy = p->cfg->resource_annotation_policy;
+	struct buf msg = BUF_INIT;
+	const char *key;
+	json_t *v;
+	int m;
+
+	if (policy == CONFIG_POLICY_OFF)
+		return true;
+	for (m = 0; m < 2; m++) {
+		json_object_foreach((json_t *)maps[m], key, v) {
+			char line[POD_LINE_SIZE + 64];
+
+			if (!is_resource_name(p->cfg, key))
+				continue;
+			snprintf(line, sizeof(line),
+				 "%s \"%s\" has no effect: resources go in a container's resources.limits",
+				 kinds[m], key);
+			if (policy == CONFIG_POLICY_WARN)
+				pod_warnf(p->pod_warnings, &p->oom, "%s", line);
+			else
+				buf_addf(&msg, "%s%s", msg.len ? "; " : "",
+					 line);
+		}
+	}
+	return deny_lines(p, 422, &msg, "resourceAnnotationPolicy");
+}
+
+/*
+ * Whether an env name that begins with prefix[0..len) can match the
+ * pattern pat: an exact name must begin with it; a pattern with `*`
+ * needs its literal start and the prefix to agree as far as both go (the
+ * `*` takes the rest of a longer prefix).
+ */
+static bool prefix_can_match(const struct pattern *pat, const char *prefix,
+			     size_t len)
+{
+	size_t n = len < pat->prefix ? len : pat->prefix;
+
+	if (!pat->wild)
+		return pat->len >= len && !memcmp(pat->text, prefix, len);
+	return !memcmp(pat->text, prefix, n);
+}
+
+/*
+ * Whether c ends up with an env entry named name that envFrom cannot
+ * override (Kubernetes lets env win over envFrom): one of the pod's that
+ * the env guard keeps, or one the webhook writes.
+ */
+static bool env_set(const struct config *cfg, const struct pod_container *c,
+		    const char *name)
+{
+	size_t i, k;
+	json_t *e;
+
+	if (mutate_env_written(cfg, c, name, NULL, 0))
+		return true;
+	json_array_foreach(c->env, i, e) {
+		const char *n = json_string_value(json_object_get(e, "name"));
+
+		if (!n || strcmp(n, name))
+			continue;
+		for (k = 0; k < c->nstrip && c->strip[k] != i; k++)
+			;
+		if (k == c->nstrip)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * envFromPolicy (behaviour §4.6): an envFrom entry of c whose variables
+ * could carry a guarded env name (no prefix, or one that can begin a
+ * name of env.names) escapes the env guard, which sees env only.  An
+ * exact name that c's env sets anyway does not count.  Each gives a line,
+ * naming the first name that counts, in warnings (warn) or in *msg
+ * (deny).
+ */
+static void check_env_from_container(struct decider *p,
+				     const struct pod_container *c,
+				     struct buf *msg)
+{
+	const struct pattern_set *names = &p->cfg->guards.names;
+	size_t i, k;
+	json_t *e;
+
+	json_array_foreach(c->env_from, i, e) {
+		const char *prefix = json_string_value(json_object_get(e, "prefix"));
+		const json_t *cm = json_object_get(e, "configMapRef");
+		const json_t *sec = json_object_get(e, "secretRef");
+		const char *src = json_is_object(cm) ? "configMap" :
+				  json_is_object(sec) ? "secret" : "source";
+		const char *src_name = json_string_value(json_object_get(
+			json_is_object(cm) ? cm : sec, "name"));
+		char name[POD_LINE_SIZE], shown[POD_LINE_SIZE];
+		char line[3 * POD_LINE_SIZE];
+		size_t len = prefix ? strlen(prefix) : 0;
+
+		for (k = 0; k < names->n; k++)
+			if (prefix_can_match(&names->items[k], prefix ? prefix : "",
+					     len) &&
+			    (names->items[k].wild ||
+			     !env_set(p->cfg, c, names->items[k].text)))
+				break;
+		if (k == names->n)
+			continue;
+		pod_label(name, src_name ? src_name : "");
+		if (len)
+			snprintf(shown, sizeof(shown), " (prefix \"%s\")",
+				 pod_label(line, prefix));
+		else
+			shown[0] = '\0';
+		snprintf(line, sizeof(line),
+			 "container \"%s\": envFrom %s \"%s\"%s escapes the env guard: %s",
+			 c->label, src, name, shown, names->items[k].text);
+		if (p->cfg->env_from_policy == CONFIG_POLICY_WARN)
+			pod_warnf(p->pod_warnings, &p->oom, "%s", line);
+		else
+			buf_addf(msg, "%s%s", msg->len ? "; " : "", line);
+	}
+}
+
+/*
+ * envFromPolicy over every container of the view that has envFrom.
+ * Returns false after a denial (403).
+ */
+static bool check_env_from(struct decider *p)
+{
+	struct buf msg = BUF_INIT;
+	size_t i;
+
+	if (p->cfg->env_from_policy == CONFIG_POLICY_OFF ||
+	    p->cfg->guards.env_policy == GUARD_POLICY_OFF)
+		return true;
+	for (i = 0; i < p->pod.ncontainers; i++)
+		if (p->pod.containers[i].env_from)
+			check_env_from_container(p, &p->pod.containers[i],
+						 &msg);
+	return deny_lines(p, 403, &msg, "envFromPolicy");
+}
+
+/* Whether some container of the view has an envFrom entry. */
+static bool any_env_from(const struct decider *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->pod.ncontainers; i++)
+		if (json_array_size(p->pod.containers[i].env_from))
+			return true;
+	return false;
+}
+
+/*
+ * Whether the scheduler gate (behaviour §4.4) lets the pod through; with
+ * allocation dra there is none (the webhook writes no schedulerName).
+ */
 static bool examined(const struct decider *p)
 {
 	const char *s = p->pod.scheduler_name;
 
-	return !s[0] ||
+	return p->cfg->allocation == CONFIG_ALLOCATION_DRA || !s[0] ||
 	       (!strcmp(s, "default-scheduler") &&
 		p->cfg->force_overwrite_default_scheduler) ||
 	       !strcmp(s, p->cfg->scheduler_name);
@@ -290,6 +568,7 @@ static bool read_part(struct decider *p, const json_t *pod,
 /* The steps of behaviour §4, from the type checks to the operations. */
 static void decide(struct decider *p, const json_t *pod)
 {
+	enum config_allocation mode = p->cfg->allocation;
 	struct buf errors = BUF_INIT;
 	struct guard_run run;
 	bool writes;
@@ -297,8 +576,11 @@ static void decide(struct decider *p, const json_t *pod)
 	if (!read_part(p, pod, POD_PART_ALL, "object", &p->pod))
 		return;
 	/* The webhook writes env only into a pod it examines and resolves
-	 * without error; the guards need to know which. */
-	writes = p->pod.napp && examined(p) &&
+	 * without error; the guards need to know which.  allocation off
+	 * writes nothing, dra no env. */
+	writes = p->pod.napp && mode != CONFIG_ALLOCATION_OFF && examined(p) &&
+		 (mode != CONFIG_ALLOCATION_DRA ||
+		  whole_devices_only(p, &p->pod, &errors)) &&
 		 resolve_all(p, &p->pod, &errors);
 	guard_start(p, &run, false);
 	guard_annotations(&run, NULL, "", NULL);
@@ -310,8 +592,12 @@ static void decide(struct decider *p, const json_t *pod)
 		denyf(p, 403, "pod has no containers");
 		goto out;
 	}
-	if (!examined(p)) {
-		if (asks_vgpu(p))
+	if (!check_resource_keys(p))
+		goto out;
+	if (mode == CONFIG_ALLOCATION_OFF || !examined(p)) {
+		if (mode == CONFIG_ALLOCATION_OFF && asks_vgpu(p))
+			off_warning(p);
+		else if (asks_vgpu(p))
 			pod_warnf(p->d->warnings, &p->oom,
 				  "pod asks for vGPU resources but spec.schedulerName is \"%s\", not \"%s\"; left unchanged",
 				  p->pod.scheduler_label,
@@ -325,6 +611,12 @@ static void decide(struct decider *p, const json_t *pod)
 		return;
 	}
 	if (p->pod.vgpu && !check_policies(p))
+		goto out;
+	/* envFrom: a vGPU pod, or one where overwriteEnv writes
+	 * NVIDIA_VISIBLE_DEVICES=none. */
+	if ((p->pod.vgpu || (mode == CONFIG_ALLOCATION_HAMI &&
+			     p->cfg->any_overwrite_env)) &&
+	    any_env_from(p) && !check_env_from(p))
 		goto out;
 	if (mutate_pod(p->cfg, &p->pod, &p->d->patch, p->d->warnings))
 		p->oom = true;
@@ -407,7 +699,7 @@ static void decide_ephemeral(struct decider *p)
 {
 	const json_t *old = p->req->old;
 	struct guard_run run;
-	bool privileged = false, known;
+	bool privileged = false, known = true;
 	char err[1024];
 	size_t i;
 
@@ -424,10 +716,20 @@ static void decide_ephemeral(struct decider *p)
 	guard_mounts(&run);
 	if (!guard_end(p, &run))
 		return;
+	if (p->cfg->allocation == CONFIG_ALLOCATION_OFF) {
+		if (mutate_strip(&p->pod, &p->d->patch))
+			p->oom = true;
+		return;
+	}
 	for (i = 0; i < p->pod.ncontainers; i++)
 		privileged |= p->pod.containers[i].privileged;
 	if (privileged && ephemeral_vgpu(p, old, &known) &&
 	    (!known || !check_policies(p)))
+		return;
+	if (any_env_from(p) &&
+	    ((p->cfg->allocation == CONFIG_ALLOCATION_HAMI &&
+	      p->cfg->any_overwrite_env) || ephemeral_vgpu(p, old, &known)) &&
+	    (!known || !check_env_from(p)))
 		return;
 	if (mutate_pod(p->cfg, &p->pod, &p->d->patch, p->d->warnings))
 		p->oom = true;

@@ -39,6 +39,7 @@ void review_answer_init(struct review_answer *ans)
 	ans->content_type = CONTENT_TEXT;
 	ans->outcome = REVIEW_ERROR;
 	ans->profile = "";
+	ans->allocation = "hami";
 	ans->dry_run = "";
 }
 
@@ -567,6 +568,7 @@ static int handle_json(const struct config *cfg, const json_t *root,
 		cfg = select_profile(cfg, request, object, req.op);
 	if (cfg->profile)
 		ans->profile = cfg->profile;
+	ans->allocation = config_allocation_name(cfg->allocation);
 	if (examined && policy_wants(cfg, req.op)) {
 		/* Only the annotation guard of an UPDATE or a Binding asks
 		 * who it is. */

@@ -64,6 +64,9 @@ struct review_answer {
 	char operation[REVIEW_FIELD_MAX];
 	const char *profile;    /* the profile applied, "" for none; borrowed
 				   from the config, which outlives the answer */
+	const char *allocation; /* static: the allocation of the config
+				   applied (behaviour §2), "hami" by
+				   default */
 	struct guard_hits hits; /* the guards' hits in this review */
 	bool audit;             /* the fields below are filled */
 	char user[REVIEW_FIELD_MAX];

@@ -62,10 +62,13 @@ UID = 65532
 # docs/behaviour.md §2: the built-in configuration, written out
 # independently of values.yaml.
 BUILTIN_CONFIG = {
+    "allocation": "hami",
     "schedulerName": "hami-scheduler",
     "forceOverwriteDefaultScheduler": True,
     "privilegedPolicy": "deny",
     "nodeNamePolicy": "deny",
+    "resourceAnnotationPolicy": "warn",
+    "envFromPolicy": "warn",
     "schedulerPolicy": {"node": "", "gpu": ""},
     "hamiDeviceConfig": "",
     "workloads": [],
@@ -1369,6 +1372,12 @@ def annotated_pod(ann):
     return p
 
 
+def labelled_pod(labels):
+    p = pod([ctr("a", {"cpu": "1"})])
+    p["metadata"]["labels"] = dict(labels)
+    return p
+
+
 def mounted_pod(path, init=False):
     c = ctr("a", volumeMounts=[{"name": "v", "mountPath": path}])
     p = pod([ctr("m")], [c]) if init else pod([c])
@@ -1419,6 +1428,11 @@ def test_match_conditions(helm):
         ("CPU pod with hami.io/vgpu-devices-allocated",
          annotated_pod({"hami.io/vgpu-devices-allocated": "x"}), True),
         ("CPU pod with other annotations", annotated_pod({"prometheus.io/scrape": "true"}), False),
+        ("CPU pod with a resource written as an annotation (resourceAnnotationPolicy warn)",
+         annotated_pod({"nvidia.com/gpumem": "4000"}), True),
+        ("CPU pod with a resource written as a label",
+         labelled_pod({"nvidia.com/gpu": "1"}), True),
+        ("CPU pod with other labels", labelled_pod({"app": "web"}), False),
         ("only a volume mount at /var/run/nvidia-container-devices",
          mounted_pod("/var/run/nvidia-container-devices"), True),
         ("only a volume mount below it, in an init container",
@@ -1438,6 +1452,15 @@ def test_match_conditions(helm):
          ephemeral_vars(gpu, [ctr("debug", securityContext={"privileged": True})]), True),
     ]
     check_cel("match-conditions", expr, cases)
+
+    r = render("match-conditions-resource-keys-off", kube="1.30.0",
+               sets=["config.resourceAnnotationPolicy=off"])
+    if r:
+        check_cel("match-conditions-resource-keys-off", mutate_condition(r) or "false", [
+            ("resourceAnnotationPolicy off: a CPU pod with a resource annotation is not sent",
+             create_vars(annotated_pod({"nvidia.com/gpumem": "4000"})), False),
+            ("resourceAnnotationPolicy off: nor with a resource label",
+             create_vars(labelled_pod({"nvidia.com/gpu": "1"})), False)])
 
     r = render("match-conditions-family",
                sets=["config.devices[0].name=mlu",
@@ -1885,7 +1908,9 @@ def test_full_config(full_render):
     T.equal("full-config: config.json is the values' config", cfg, values["config"])
     for key in BUILTIN_CONFIG:
         # hamiDeviceConfig names a file the pod must have: test_hami_device_config.
-        if key in ("devices", "hamiDeviceConfig"):
+        # allocation stays hami, whose writes the pod below checks; the
+        # inference profile sets dra.
+        if key in ("devices", "hamiDeviceConfig", "allocation"):
             continue
         T.check(f"full-config: {key} differs from the default",
                 cfg[key] != BUILTIN_CONFIG[key])

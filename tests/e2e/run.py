@@ -1797,6 +1797,106 @@ class Suite:
                      "with its warnings and log field, ml keeps 5000; the ..data swap to "
                      "3000 is served without a restart, " + (t.summary or "no reload"))
 
+    # --- 17 ----------------------------------------------------------------
+
+    ALLOCATION_NS = {"dra": "e2e-alloc-dra", "off": "e2e-alloc-off"}
+
+    def test_allocation(self, t):
+        """allocation dra and off (behaviour §2.4) through the API server:
+        the stored pod holds exactly what the mode allows.  The top level
+        sets every HAMi-specific key, so that a write of any of them shows."""
+        cl = self.cl
+        folder = log_path("allocation-config")
+        shutil.rmtree(folder, ignore_errors=True)
+        os.makedirs(folder)
+        path = os.path.join(folder, "config.json")
+        family = {"name": "nvidia", "resourceCountName": "nvidia.com/gpu",
+                  "resourceMemoryName": "nvidia.com/gpumem",
+                  "resourceMemoryPercentageName": "nvidia.com/gpumem-percentage",
+                  "resourceCoreName": "nvidia.com/gpucores",
+                  "resourcePriorityName": "nvidia.com/priority",
+                  "defaultGPUNum": 1, "defaultMemory": 5000, "defaultCores": 30,
+                  "tolerations": [GPU_TOLERATION], "gpuCorePolicy": "force",
+                  "activeOOMKiller": "true", "overwriteEnv": True}
+        write(path, json.dumps({
+            "schedulerPolicy": {"node": "binpack", "gpu": "spread"},
+            "devices": [family],
+            "profiles": [{"name": mode, "namespaces": [ns], "allocation": mode}
+                         for mode, ns in self.ALLOCATION_NS.items()]}).encode())
+        cl.apply([{"apiVersion": "v1", "kind": "Namespace",
+                   "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}}
+                  for ns in self.ALLOCATION_NS.values()])
+        # ExtendedResourceToleration (test 6) adds the GPU toleration itself.
+        by_api = "ExtendedResourceToleration" in cl.plugins
+        gpu_tol = json.dumps(GPU_TOLERATION, sort_keys=True)
+
+        def two_containers(name, ns, limits=None):
+            pod = gpu_pod(name, ns, limits=limits)
+            pod["spec"]["containers"].append(
+                {"name": "side", "image": "busybox:1.36",
+                 "resources": {"limits": {"cpu": "100m"}}})
+            return pod
+
+        def untouched(tag, sent, got, toleration):
+            """got holds nothing HAMi-specific: the limits sent, no env,
+            default-scheduler, no runtimeClassName, no policy annotations,
+            the GPU toleration once when toleration (or the API server's)."""
+            for i, c in enumerate(sent["spec"]["containers"]):
+                gc = got["spec"]["containers"][i]
+                t.check(same_quantities(gc.get("resources", {}).get("limits", {}),
+                                        c["resources"]["limits"]),
+                        f"{tag}: container {c['name']}: the limits as sent", gc.get("resources"))
+                t.equal(gc.get("env"), None, f"{tag}: container {c['name']}: no env written")
+            t.equal(got["spec"].get("schedulerName"), "default-scheduler",
+                    f"{tag}: schedulerName left to kube-scheduler")
+            t.equal(got["spec"].get("runtimeClassName"), None, f"{tag}: no runtimeClassName")
+            ann = got["metadata"].get("annotations") or {}
+            t.equal(sorted(k for k in ann if k.startswith("hami.io/")), [],
+                    f"{tag}: no hami.io annotation")
+            want = 1 if toleration or by_api else 0
+            t.equal(canon_tolerations(got["spec"].get("tolerations")).count(gpu_tol), want,
+                    f"{tag}: the nvidia.com/gpu toleration {want} time(s)")
+
+        try:
+            cl.start_webhook(path)
+            ns = self.ALLOCATION_NS["dra"]
+            sent = two_containers("alloc-dra", ns, {"nvidia.com/gpu": "2"})
+            rc, got, err = create(cl, sent)
+            if t.check(rc == 0, "dra: a whole-device pod is created", err.strip()):
+                untouched("dra", sent, got, True)
+                check_warnings(t, "dra", err, [])
+                d = [x for x in cl.decisions() if x.get("name") == "alloc-dra"]
+                t.check(bool(d) and d[-1].get("allocation") == "dra"
+                        and d[-1].get("profile") == "dra",
+                        "dra: the decision log names allocation=dra and the profile", d[-1:])
+            rc, _, err = create(cl, gpu_pod("alloc-dra-mem", ns, limits={
+                "nvidia.com/gpu": "1", "nvidia.com/gpumem": "4000"}))
+            t.check(rc != 0 and DENIAL_SHOWN[422] in err
+                    and 'container "cuda": nvidia.com/gpumem: DRA serves whole devices '
+                        'only (allocation: dra)' in err,
+                    "dra: a pod that asks for gpumem is refused with 422", err.strip())
+            rc, _, err = create(cl, gpu_pod("alloc-dra-env", ns, env=[
+                {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]))
+            t.check(rc != 0 and DENIAL_SHOWN[403] in err,
+                    "dra: the env guard still refuses NVIDIA_VISIBLE_DEVICES=all", err.strip())
+
+            ns = self.ALLOCATION_NS["off"]
+            sent = two_containers("alloc-off", ns,
+                                  {"nvidia.com/gpu": "1", "nvidia.com/gpumem": "3000"})
+            rc, got, err = create(cl, sent)
+            if t.check(rc == 0, "off: a vGPU pod is created", err.strip()):
+                untouched("off", sent, got, False)
+                check_warnings(t, "off", err, [
+                    'allocation: off (profile "off"): vGPU resources left unchanged'])
+            rc, _, err = create(cl, gpu_pod("alloc-off-env", ns, env=[
+                {"name": "CUDA_DISABLE_CONTROL", "value": "true"}]))
+            t.check(rc != 0 and DENIAL_SHOWN[403] in err,
+                    "off: the env guard still refuses CUDA_DISABLE_CONTROL", err.strip())
+        finally:
+            cl.start_webhook(self.chart_config)
+        t.summary = ("dra stores the count and the toleration alone and refuses gpumem; "
+                     "off stores the pod as sent; the env guard refuses in both")
+
     # --- 12 ----------------------------------------------------------------
 
     EPHEMERAL_NS = "e2e-ephemeral"
@@ -2821,6 +2921,7 @@ test_escapes_depth = checks(13, "escapes-depth", Suite.test_escapes_depth)
 test_escapes_server = checks(14, "escapes-server", Suite.test_escapes_server)
 test_certs_job = checks(15, "certs-job", Suite.test_certs_job)
 test_certs_upgrade = checks(16, "certs-upgrade", Suite.test_certs_upgrade)
+test_allocation = checks(17, "allocation", Suite.test_allocation)
 
 
 if __name__ == "__main__":

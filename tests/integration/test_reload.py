@@ -294,6 +294,37 @@ def test_reload_without_config(certs):
         assert srv.stop() == 0
 
 
+def test_decision_log_names_allocation(certs):
+    """The decision line names the allocation of the configuration applied
+    when it is not hami (behaviour §2.4, §6 logs): a namespace profile with
+    dra gives allocation=dra and a patch of the toleration alone; the top
+    level's hami gives no such field."""
+    d = temp_dir("alloc")
+    path = os.path.join(d, "config.json")
+    with open(path, "w") as f:
+        json.dump({"profiles": [{"name": "dra-pool", "namespaces": ["ml"],
+                                 "allocation": "dra"}]}, f)
+    with Server(certs, config=path) as srv:
+        review = good_review()
+        status, _, body = srv.post(review)
+        assert status == 200, body
+        resp = json.loads(body)["response"]
+        ops = json.loads(base64.b64decode(resp["patch"]))
+        assert [o["path"] for o in ops] == ["/spec/tolerations/-"], ops
+        other = good_review()
+        other["request"]["namespace"] = "web"
+        other["request"]["object"]["metadata"]["namespace"] = "web"
+        status, _, body = srv.post(other)
+        assert status == 200, body
+        line = srv.wait_log(r"decision .*namespace=web", 5.0)
+        assert line and "allocation=" not in line, line
+        dra = [x for x in srv.log_lines() if "decision" in x and
+               "namespace=ml" in x]
+        assert dra and "profile=dra-pool allocation=dra" in dra[0], dra
+        assert srv.stop() == 0
+    shutil.rmtree(d, ignore_errors=True)
+
+
 def test_reload_yaml(certs):
     """The reload reads YAML as the start does: a values file of the chart
     (its config key), then the chart's ConfigMap as kubectl prints it; a

@@ -637,6 +637,10 @@ static void test_config__profile_refusals(void **state)
 		  " \"devices\": [{\"name\": \"nvidia\","
 		  " \"activeOOMKiller\": \"true\"}]}]}",
 		  "profiles[0].devices[0].activeOOMKiller" },
+		/* a label must not choose how the GPUs are allocated */
+		{ "{\"profiles\": [{\"name\": \"a\", \"podLabels\": {\"k\": \"v\"},"
+		  " \"allocation\": \"dra\"}]}", "profiles[0].allocation" },
+		{ "{\"allocation\": \"whole\"}", "allocation" },
 		{ "{\"profiles\": [{\"name\": \"a\", \"podLabels\": {}}]}",
 		  "profiles[0].podLabels" },
 		{ "{\"profiles\": [{\"name\": \"a\", \"podLabels\": {\"k\": 1}}]}",

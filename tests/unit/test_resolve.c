@@ -423,6 +423,99 @@ static void test_resolve__strerror(void **state)
 	assert_null(vgpu_resource_config_key(VGPU_NRESOURCES));
 }
 
+
+/* One case of vgpu_resolve_flags() with VGPU_RESOLVE_ZERO_UNSET. */
+struct zero_case {
+	const char *spec;
+	int64_t memory; /* defaultMemory (defaultGPUNum 1, defaultCores 0) */
+	int rc;
+	unsigned unset, present, copied, defaulted;
+	int64_t mem, pct;
+};
+
+static const struct zero_case zero_cases[] = {
+	/* HAMi's TestGenerateResourceRequests_DefaultMemory: 0 is not set,
+	 * and the default fills it */
+	{ "L:nvidia.com/gpu=1 L:nvidia.com/gpumem=0 R:nvidia.com/gpumem=0",
+	  5000, 0, MEM, GPU | MEM, 0, MEM, 5000, 0 },
+	/* any spelling of 0 */
+	{ "L:nvidia.com/gpu=1 L:nvidia.com/gpumem=0Mi", 5000, 0, MEM,
+	  GPU | MEM, 0, MEM, 5000, 0 },
+	{ "L:nvidia.com/gpu=1 L:nvidia.com/gpumem-percentage=0.0", 5000, 0,
+	  PCT, GPU | MEM, 0, MEM, 5000, 0 },
+	/* percentage 0 with memory given: no conflict, memory kept */
+	{ "L:nvidia.com/gpu=1 L:nvidia.com/gpumem=3000"
+	  " L:nvidia.com/gpumem-percentage=0", 5000, 0, PCT, GPU | MEM, 0, 0,
+	  3000, 0 },
+	/* memory 0 with percentage given: the percentage counts */
+	{ "L:nvidia.com/gpu=1 L:nvidia.com/gpumem=0"
+	  " L:nvidia.com/gpumem-percentage=50", 5000, 0, MEM, GPU | PCT, 0, 0,
+	  0, 50 },
+	/* defaultMemory 0: percentage 100 replaces the 0 */
+	{ "L:nvidia.com/gpu=1 L:nvidia.com/gpumem-percentage=0", 0, 0, PCT,
+	  GPU | PCT | CORES, 0, PCT | CORES, 0, 100 },
+	/* a request of 0 alone, then defaulted: not copied */
+	{ "R:nvidia.com/gpu=1 R:nvidia.com/gpumem=0", 5000, 0, MEM, GPU | MEM,
+	  GPU, MEM, 5000, 0 },
+	/* a request of 0 alone, no default: copied into limits as it is */
+	{ "L:nvidia.com/gpu=1 R:nvidia.com/gpumem=0"
+	  " L:nvidia.com/gpumem-percentage=50", 5000, 0, MEM, GPU | PCT, MEM, 0,
+	  0, 50 },
+	/* 0 alone is no vGPU request */
+	{ "L:nvidia.com/gpumem=0", 5000, 0, MEM, 0, 0, 0, 0, 0 },
+	/* a limit of 0 and another request still differ */
+	{ "L:nvidia.com/gpu=1 L:nvidia.com/gpumem=0 R:nvidia.com/gpumem=10",
+	  5000, VGPU_EMISMATCH, 0, 0, 0, 0, 0, 0 },
+	/* below 0 is still out of range */
+	{ "L:nvidia.com/gpu=1 L:nvidia.com/gpumem=-1", 5000, VGPU_ERANGE, 0, 0,
+	  0, 0, 0, 0 },
+};
+
+static void test_resolve__zero_unset(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < NELEM(zero_cases); i++) {
+		const struct zero_case *c = &zero_cases[i];
+		struct vgpu_family f = vgpu_family_nvidia;
+		struct vgpu_request r, plain;
+		struct vgpu_errors errs;
+		struct input in;
+		unsigned unset = 12345;
+		int rc;
+
+		f.default_memory = c->memory;
+		parse_spec(&in, c->spec);
+		rc = vgpu_resolve_flags(&f, VGPU_RESOLVE_ZERO_UNSET, in.limits,
+					in.nlimits, in.requests, in.nrequests,
+					&r, &unset, &errs);
+		if (rc != c->rc)
+			fail_msg("case %zu (%s): rc %d, want %d", i, c->spec, rc,
+				 c->rc);
+		if (rc) {
+			assert_int_equal(unset, 12345); /* only on success */
+			continue;
+		}
+		if (unset != c->unset || r.present != c->present ||
+		    r.copied != c->copied || r.defaulted != c->defaulted ||
+		    r.value[VGPU_MEMORY] != c->mem ||
+		    r.value[VGPU_MEMORY_PERCENTAGE] != c->pct)
+			fail_msg("case %zu (%s): unset %#x present %#x copied %#x defaulted %#x mem %lld pct %lld",
+				 i, c->spec, unset, r.present, r.copied,
+				 r.defaulted, (long long)r.value[VGPU_MEMORY],
+				 (long long)r.value[VGPU_MEMORY_PERCENTAGE]);
+		/* without the flag a 0 that counted is out of range, as
+		 * before: vgpu_resolve() keeps its contract */
+		if (c->unset)
+			assert_int_equal(vgpu_resolve(&f, in.limits,
+						      in.nlimits, in.requests,
+						      in.nrequests, &plain,
+						      &errs),
+					 VGPU_ERANGE);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -434,6 +527,7 @@ int main(void)
 		cmocka_unit_test(test_resolve__first_duplicate_counts),
 		cmocka_unit_test(test_resolve__family_check),
 		cmocka_unit_test(test_resolve__strerror),
+		cmocka_unit_test(test_resolve__zero_unset),
 	};
 
 	return cmocka_run_group_tests_name("resolve", tests, NULL, NULL);

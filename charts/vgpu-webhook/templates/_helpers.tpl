@@ -302,12 +302,29 @@ hami.deviceConfig.resourceNames does not list their resource names).
 {{- end -}}
 
 {{/*
+"true" when resourceAnnotationPolicy is not off at the top level (warn when
+left out) or in a profile: a pod annotation or label named like a resource
+is then worth a warning or a denial, GPU resources or not.
+*/}}
+{{- define "vgpu-webhook.resourceAnnotations" -}}
+{{- $levels := list (.Values.config.resourceAnnotationPolicy | default "warn") -}}
+{{- range $p := .Values.config.profiles | default list -}}
+{{- $levels = append $levels ($p.resourceAnnotationPolicy | default "off") -}}
+{{- end -}}
+{{- range $l := $levels -}}
+{{- if ne $l "off" }}true{{ end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
 CEL of the mutating webhook's matchConditions: an ephemeralcontainers
 UPDATE (request.subResource is left out of a request without one, so it is
 tested with has()); or a pod with a container, init container or ephemeral container
 that names a family resource in its limits or requests, or an env name or a
 mount path that a guard looks at; or a pod that carries a guarded
-annotation key.  Guards whose policy is off everywhere add nothing.
+annotation key; or, unless resourceAnnotationPolicy is off everywhere, a
+pod with an annotation or label named like a family resource.  Guards
+whose policy is off everywhere add nothing.
 */}}
 {{- define "vgpu-webhook.mutateExpression" -}}
 {{- $names := include "vgpu-webhook.resourceNames" . -}}
@@ -326,6 +343,11 @@ annotation key.  Guards whose policy is off everywhere add nothing.
 {{- $terms := list "(has(request.subResource) && request.subResource == \"ephemeralcontainers\")" (printf "(has(object.spec) && (%s).exists(c, %s))" (join " + " $lists) (join " || " $c)) -}}
 {{- if $g.keys -}}
 {{- $terms = append $terms (printf "(has(object.metadata.annotations) && object.metadata.annotations.exists(k, %s))" (include "vgpu-webhook.celPatterns" (dict "var" "k" "patterns" $g.keys))) -}}
+{{- end -}}
+{{- if include "vgpu-webhook.resourceAnnotations" . -}}
+{{- range $m := list "annotations" "labels" -}}
+{{- $terms = append $terms (printf "(has(object.metadata.%s) && object.metadata.%s.exists(k, k in %s))" $m $m $names) -}}
+{{- end -}}
 {{- end -}}
 {{- join " || " $terms -}}
 {{- end -}}
