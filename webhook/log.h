@@ -1,8 +1,8 @@
 /*
  * log.h - one line per event on stderr, as text or as JSON.
  *
- * A line is written with a single write(2), so lines from several threads
- * never interleave.  Text lines look like
+ * A line is written with a single write(2), or gathered whole with others
+ * (log_buffering()), so lines from several threads never interleave.  Text lines look like
  *
  *   2025-11-22T08:00:00.123Z info decision uid=... namespace=ml ops=5
  *
@@ -48,6 +48,18 @@ extern int log_verbosity;
 
 /* Chooses the format (json or text) and the verbosity. */
 void log_setup(bool json, int verbosity);
+
+/*
+ * With on, lines of level info and debug are gathered in a buffer of
+ * 16 KiB instead of written one by one: they reach stderr, whole and in
+ * order, at the next log_flush(), when the buffer cannot take the next
+ * line, before a line of level warning or error (which is written at
+ * once), or when buffering is turned off.  Off writes what was gathered.
+ */
+void log_buffering(bool on);
+
+/* Writes the lines gathered, if any. */
+void log_flush(void);
 
 /*
  * Writes one line: level, the message msg, then the fields in order.  The
