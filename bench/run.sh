@@ -263,12 +263,17 @@ load() {
 # the server, but the calls a request costs stay the same.
 syscalls() {
 	local name=$1 payload=$2 conns=$3 secs=$4 st
+	rm -f "$OUT/strace-$name.out"
 	strace -f -c -q -p "$PID" -o "$OUT/strace-$name.out" 2>/dev/null &
 	st=$!
 	sleep 0.5 # attached to every thread before the load starts
 	load syscalls "$name" "$payload" "$conns" "$secs"
-	kill -INT "$st"
+	kill -INT "$st" 2>/dev/null || true
 	wait "$st" || true
+	[ -s "$OUT/strace-$name.out" ] || {
+		echo "bench: strace counted nothing on $name (is ptrace allowed here?)" >&2
+		exit 1
+	}
 	# strace -c: "% time seconds usecs/call calls [errors] syscall".
 	awk -v s="$name" -v n="${R[requests]}" \
 		'$4 ~ /^[0-9]+$/ && $NF != "total" { printf "%s\t%s\t%s\t%s\n", s, n, $NF, $4 }' \
