@@ -289,7 +289,7 @@ static void log_refusal(struct MHD_Connection *mc, const char *method,
 	text_mask_cutn(path, sizeof(path), url, strlen(url), 64);
 	text_mask_cutn(verb, sizeof(verb), method, strlen(method), 16);
 	remote_of(mc, remote, sizeof(remote));
-	log_fields(LOG_INFO, "request refused",
+	log_event(LOG_INFO, "request refused",
 		   (struct log_field[]){ LOG_STR("remote", remote),
 					 LOG_STR("method", verb),
 					 LOG_STR("path", path),
@@ -336,7 +336,7 @@ static bool peer_verified(struct MHD_Connection *mc)
 		if (rc == 0)
 			gnutls_certificate_verification_status_print(
 				status, GNUTLS_CRT_X509, &text, 0);
-		log_fields(LOG_INFO, "client certificate refused",
+		log_event(LOG_INFO, "client certificate refused",
 			   (struct log_field[]){
 				   LOG_STR("remote", remote),
 				   LOG_STR("reason", rc ? gnutls_strerror(rc) :

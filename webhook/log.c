@@ -23,9 +23,9 @@ int log_verbosity;
 static bool log_json;
 
 /*
- * Lines of level info and debug gathered while buffering is on: whole
- * lines, in the order they were made.  The lock also orders the writes of
- * lines that go out at once, so that a line never passes one made before.
+ * The lines of log_event() gathered while buffering is on: whole lines, in
+ * the order they were made.  The lock also orders the writes of lines that
+ * go out at once, so that a line never passes one made before.
  */
 #define PENDING_BYTES (16u << 10)
 static struct {
@@ -236,11 +236,11 @@ static void pending_write(void)
 }
 
 /*
- * Ends the line and sends it: into the buffer when buffering is on and the
- * level is info or debug (the buffer written first when the line does not
- * fit), otherwise to stderr at once, after the lines gathered before it.
+ * Ends the line and sends it: into the buffer when gather is set and
+ * buffering is on (the buffer written first when the line does not fit),
+ * otherwise to stderr at once, after the lines gathered before it.
  */
-static void line_write(struct line *l, enum log_level level, bool truncated)
+static void line_write(struct line *l, bool gather, bool truncated)
 {
 	const char *end = log_json ? (truncated ? ",\"truncated\":true}\n" : "}\n")
 				   : (truncated ? " ...\n" : "\n");
@@ -248,7 +248,7 @@ static void line_write(struct line *l, enum log_level level, bool truncated)
 	memcpy(l->s + l->len, end, strlen(end));
 	l->len += strlen(end);
 	pthread_mutex_lock(&pending.lock);
-	if (pending.on && level >= LOG_INFO) {
+	if (pending.on && gather) {
 		if (l->len > sizeof(pending.s) - pending.len)
 			pending_write();
 		memcpy(pending.s + pending.len, l->s, l->len);
@@ -278,8 +278,10 @@ void log_flush(void)
 	pthread_mutex_unlock(&pending.lock);
 }
 
-void log_fields(enum log_level level, const char *msg,
-		const struct log_field *fields, size_t nfields)
+/* Makes the line of log_fields() and log_event() and sends it. */
+static void log_line(enum log_level level, const char *msg,
+		     const struct log_field *fields, size_t nfields,
+		     bool gather)
 {
 	struct line l;
 	char num[32];
@@ -339,7 +341,19 @@ void log_fields(enum log_level level, const char *msg,
 			break;
 		}
 	}
-	line_write(&l, level, i < nfields);
+	line_write(&l, gather, i < nfields);
+}
+
+void log_fields(enum log_level level, const char *msg,
+		const struct log_field *fields, size_t nfields)
+{
+	log_line(level, msg, fields, nfields, false);
+}
+
+void log_event(enum log_level level, const char *msg,
+	       const struct log_field *fields, size_t nfields)
+{
+	log_line(level, msg, fields, nfields, true);
 }
 
 void log_printf(enum log_level level, const char *fmt, ...)

@@ -50,10 +50,10 @@ extern int log_verbosity;
 void log_setup(bool json, int verbosity);
 
 /*
- * With on, lines of level info and debug are gathered in a buffer of
- * 16 KiB instead of written one by one: they reach stderr, whole and in
- * order, at the next log_flush(), when the buffer cannot take the next
- * line, before a line of level warning or error (which is written at
+ * With on, the lines of log_event() are gathered in a buffer of 16 KiB
+ * instead of written one by one: they reach stderr, whole and in order,
+ * at the next log_flush(), when the buffer cannot take the next line,
+ * before any line of log_fields() or log_printf() (which is written at
  * once), or when buffering is turned off.  Off writes what was gathered.
  */
 void log_buffering(bool on);
@@ -67,6 +67,11 @@ void log_flush(void);
  */
 void log_fields(enum log_level level, const char *msg,
 		const struct log_field *fields, size_t nfields);
+
+/* As log_fields(), for a line about one request or connection, of which
+ * there is one a request: gathered while buffering is on. */
+void log_event(enum log_level level, const char *msg,
+	       const struct log_field *fields, size_t nfields);
 
 /* Writes one line whose message is formatted like printf. */
 void log_printf(enum log_level level, const char *fmt, ...)

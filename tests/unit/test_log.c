@@ -191,10 +191,10 @@ static int lines_in_order(const char *text)
 }
 
 /*
- * Buffered, info lines wait for log_flush(); a warning goes out at once,
- * after the lines gathered before it; a full buffer is written before the
- * line that does not fit (whole lines only); turning buffering off writes
- * the rest.
+ * Buffered, the lines of log_event() wait for log_flush(); a line of
+ * log_fields() goes out at once, after the lines gathered before it; a
+ * full buffer is written before the line that does not fit (whole lines
+ * only); turning buffering off writes the rest.
  */
 static void test_log__buffered(void **state)
 {
@@ -211,25 +211,25 @@ static void test_log__buffered(void **state)
 	log_setup(false, 0);
 	log_buffering(true);
 
-	log_fields(LOG_INFO, "m", (struct log_field[]){ LOG_NUM("n", 0) }, 1);
-	log_fields(LOG_INFO, "m", (struct log_field[]){ LOG_NUM("n", 1) }, 1);
+	log_event(LOG_INFO, "m", (struct log_field[]){ LOG_NUM("n", 0) }, 1);
+	log_event(LOG_INFO, "m", (struct log_field[]){ LOG_NUM("n", 1) }, 1);
 	assert_int_equal(lseek(fileno(tmp), 0, SEEK_END), 0);
 	log_flush();
 	text = file_text(tmp);
 	assert_int_equal(lines_in_order(text), 2);
 	free(text);
 
-	log_fields(LOG_INFO, "m", (struct log_field[]){ LOG_NUM("n", 2) }, 1);
-	log_fields(LOG_WARN, "m", (struct log_field[]){ LOG_NUM("n", 3) }, 1);
+	log_event(LOG_INFO, "m", (struct log_field[]){ LOG_NUM("n", 2) }, 1);
+	log_fields(LOG_INFO, "m", (struct log_field[]){ LOG_NUM("n", 3) }, 1);
 	text = file_text(tmp);
 	assert_int_equal(lines_in_order(text), 4);
-	assert_non_null(strstr(text, "warning m n=3\n"));
+	assert_non_null(strstr(text, "info m n=3\n"));
 	free(text);
 
 	/* about 1 KiB a line: the 16 KiB buffer is written before it is
 	 * passed, never in the middle of a line */
 	for (i = 4; i < 40; i++) {
-		log_fields(LOG_INFO, "m",
+		log_event(LOG_INFO, "m",
 			   (struct log_field[]){ LOG_STR("pad", pad),
 						 LOG_NUM("n", i) }, 2);
 		text = file_text(tmp);
@@ -245,7 +245,7 @@ static void test_log__buffered(void **state)
 	text = file_text(tmp);
 	assert_int_equal(lines_in_order(text), 40);
 	free(text);
-	log_fields(LOG_INFO, "m", (struct log_field[]){ LOG_NUM("n", 40) }, 1);
+	log_event(LOG_INFO, "m", (struct log_field[]){ LOG_NUM("n", 40) }, 1);
 	text = file_text(tmp);
 	assert_int_equal(lines_in_order(text), 41);
 	free(text);
