@@ -87,6 +87,54 @@ def fit(points):
     return a, b, 1 - ss_res / ss_tot if ss_tot else 1.0
 
 
+# The kinds of system calls in the table, each the calls it counts; the
+# rest is "other".
+SYSCALL_KINDS = (
+    ("send", ("sendmsg", "sendto", "write", "writev", "sendmmsg")),
+    ("receive", ("recvfrom", "recvmsg", "read", "readv", "recvmmsg")),
+    ("poll", ("epoll_wait", "epoll_pwait", "epoll_pwait2", "epoll_ctl",
+              "poll", "ppoll", "select", "pselect6")),
+    ("setsockopt", ("setsockopt",)),
+    ("futex", ("futex",)),
+)
+
+
+def load_syscalls(path):
+    """{server: (requests, {call: count})} of syscalls.tsv."""
+    out = {}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f, delimiter="\t"):
+            n, calls = out.setdefault(r["server"], (int(r["requests"]), {}))
+            calls[r["syscall"]] = calls.get(r["syscall"], 0) + int(r["calls"])
+    return out
+
+
+def syscall_table(w, counts):
+    """The system calls per request of each server, by kind."""
+    if not counts:
+        return
+    w("System calls per request, typical pod over 16 keep-alive connections "
+      "(`strace -f -c` attached to the server during a wrk run of its own; "
+      "counts of the whole process, idle wake-ups included):")
+    w("")
+    w("| server | requests | all | " +
+      " | ".join(k for k, _ in SYSCALL_KINDS) + " | other |")
+    w("|---|---:|---:|" + "---:|" * (len(SYSCALL_KINDS) + 1))
+    for s in SERVERS:
+        if s not in counts or not counts[s][0]:
+            continue
+        n, calls = counts[s]
+        left = dict(calls)
+        cells = []
+        for _, names in SYSCALL_KINDS:
+            cells.append(sum(left.pop(c, 0) for c in names) / n)
+        cells.append(sum(left.values()) / n)
+        w("| %s | %s | %.2f | %s |" % (
+            LABEL[s], fmt_int(n), sum(calls.values()) / n,
+            " | ".join("%.2f" % c for c in cells)))
+    w("")
+
+
 def machine():
     model = "unknown CPU"
     try:
@@ -112,6 +160,7 @@ def main():
     ap.add_argument("--results", required=True)
     ap.add_argument("--index", required=True)
     ap.add_argument("--check", required=True)
+    ap.add_argument("--syscalls")
     ap.add_argument("--elapsed", type=int, default=0)
     ap.add_argument("--server-cpu", default="0")
     ap.add_argument("--client-cpu", default="1")
@@ -137,7 +186,8 @@ def main():
       "`make bench` took %d s." % (machine(), args.server_cpu,
                                    args.client_cpu, args.elapsed))
     others = sorted(r["other_pct"] for r in rows
-                    if r["other_pct"] is not None and r["phase"] != "warmup")
+                    if r["other_pct"] is not None
+                    and r["phase"] not in ("warmup", "syscalls"))
     if others:
         w("Other processes (and the hypervisor) took a median %.0f%% and at "
           "most %.0f%% of the server's core during the runs%s."
@@ -215,6 +265,8 @@ def main():
              fg, fmt_int(floor["goref"]["rps"]), max(o - fo, 0),
              fmt_us(core.get("typical")), g / TARGET_RATIO))
         w("")
+    if args.syscalls:
+        syscall_table(w, load_syscalls(args.syscalls))
     if "typical-50-profiles" in core:
         w("Profiles: the typical pod under a config of 50 profiles that only "
           "the last selects costs %s us in the core loop (%s us with none)."

@@ -11,10 +11,12 @@
 # (BENCH_CLIENT_CPU, default 1).  Knobs: BENCH_DURATION (seconds per run,
 # default 3), BENCH_ROUNDS (alternating rounds of the throughput comparison,
 # default 3), BENCH_SERIES_DURATION (seconds per run of the size series,
-# default 2), BENCH_OUT (default $BUILD/bench, BUILD defaulting to build),
+# default 2), BENCH_SYSCALL_DURATION (seconds of the run under strace that
+# counts system calls per request, default 2), BENCH_OUT (default $BUILD/bench, BUILD defaulting to build),
 # BENCH_PROFILE=1 (also record a perf profile of our server under load).
 #
-# Writes BENCH_OUT/results.tsv (one row per run) and BENCH_OUT/results.md
+# Writes BENCH_OUT/results.tsv (one row per run), BENCH_OUT/syscalls.tsv
+# (system calls per kind in the strace run) and BENCH_OUT/results.md
 # (the tables, also printed).  Exit status 1 when a server fails to start,
 # gives a wrong answer or errors under load; a missed target is reported in
 # the table, not in the exit status.
@@ -38,9 +40,11 @@ SCPU=${BENCH_SERVER_CPU:-0}
 CCPU=${BENCH_CLIENT_CPU:-1}
 PAY=$OUT/payloads
 TSV=$OUT/results.tsv
+SYSTSV=$OUT/syscalls.tsv
+SYS_DUR=${BENCH_SYSCALL_DURATION:-2}
 HZ=$(getconf CLK_TCK)
 
-for tool in wrk taskset curl openssl; do
+for tool in wrk taskset curl openssl strace; do
 	command -v "$tool" >/dev/null ||
 		{ echo "bench: $tool not found" >&2; exit 1; }
 done
@@ -175,6 +179,7 @@ patched() {
 
 # --- load -----------------------------------------------------------------
 
+printf 'server\trequests\tsyscall\tcalls\n' >"$SYSTSV"
 printf 'phase\tserver\tpayload\tconns\trps\tp50_us\tp99_us\tmean_us\terrors\tcpu_pct\tcpu_us_req\thwm_kb\trss_kb\tother_pct\tnote\n' >"$TSV"
 
 # load PHASE NAME PAYLOAD CONNS SECONDS [close|handshake]: one run against
@@ -249,6 +254,33 @@ load() {
 	fi
 	# The server's per-request log lines are not kept.
 	: >"$LOG"
+}
+
+# syscalls NAME PAYLOAD CONNS SECONDS: a keep-alive run (as load does, its
+# row in results.tsv with phase "syscalls") with strace -f -c attached to
+# the server in PID; appends to syscalls.tsv one row per system call:
+# server, requests answered, call, count.  Counts, not times: strace slows
+# the server, but the calls a request costs stay the same.
+syscalls() {
+	local name=$1 payload=$2 conns=$3 secs=$4 st
+	rm -f "$OUT/strace-$name.out"
+	strace -f -c -q -p "$PID" -o "$OUT/strace-$name.out" 2>/dev/null &
+	st=$!
+	sleep 0.5 # attached to every thread before the load starts
+	load syscalls "$name" "$payload" "$conns" "$secs"
+	kill -INT "$st" 2>/dev/null || true
+	wait "$st" || true
+	[ -s "$OUT/strace-$name.out" ] || {
+		echo "bench: strace counted nothing on $name (is ptrace allowed here?)" >&2
+		exit 1
+	}
+	# strace -c: "% time seconds usecs/call calls [errors] syscall".
+	awk -v s="$name" -v n="${R[requests]}" \
+		'$4 ~ /^[0-9]+$/ && $NF != "total" { printf "%s\t%s\t%s\t%s\n", s, n, $NF, $4 }' \
+		"$OUT/strace-$name.out" >>"$SYSTSV"
+	awk -v n="${R[requests]}" '$4 ~ /^[0-9]+$/ && $NF != "total" { t += $4 }
+		END { printf "  %-6s %.2f system calls per request (%d requests)\n", s, t / n, n }' \
+		s="$name" "$OUT/strace-$name.out"
 }
 
 # --- inputs ---------------------------------------------------------------
@@ -335,6 +367,11 @@ echo "== ~1 MiB pod, 1 connection, 2 more runs for its latency target"
 use ours
 for r in 1 2; do
 	load big1 ours big 1 "$DUR"
+done
+echo "== system calls per request (strace -f -c), typical pod, 16 connections, ${SYS_DUR}s"
+for s in ours goref; do
+	use $s
+	syscalls $s typical 16 "$SYS_DUR"
 done
 stop "$OURS_PID"
 stop "$GO_PID"
@@ -441,7 +478,7 @@ taskset -c "$SCPU" "$PYTHON" "$HERE/manifests.py" "$BIN" --out "$OUT"
 
 elapsed=$(($(date +%s) - started_at))
 "$PYTHON" "$HERE/report.py" --results "$TSV" --index "$PAY/index.tsv" \
-	--check "$OUT/check.txt" --elapsed "$elapsed" \
+	--check "$OUT/check.txt" --syscalls "$SYSTSV" --elapsed "$elapsed" \
 	--server-cpu "$SCPU" --client-cpu "$CCPU" >"$OUT/results.md"
 echo
 cat "$OUT/results.md"

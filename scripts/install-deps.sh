@@ -12,7 +12,7 @@ set -eu
 packages="build-essential pkg-config libmicrohttpd-dev libgnutls28-dev
 libjansson-dev libssl-dev openssl libcmocka-dev clang-14 libclang-rt-14-dev
 valgrind curl python3 python3-jsonpatch python3-yaml python3-pytest
-python3-pytest-xdist golang-go golang-github-evanphx-json-patch-dev wrk
+python3-pytest-xdist golang-go golang-github-evanphx-json-patch-dev wrk strace
 unzip libcurl4-gnutls-dev prometheus
 libyaml-dev golang-gopkg-yaml.v2-dev xz-utils sslscan bash zsh groff-base"
 [ $# -gt 0 ] && packages="$*"

@@ -71,6 +71,7 @@ struct arena {
 	struct chunk *head; /* newest; the last one is the first chunk */
 	size_t total;       /* the sizes of the chunks */
 	bool active;
+	bool spilled;       /* a value went to malloc() since arena_begin() */
 };
 
 static pthread_key_t arena_key;
@@ -152,8 +153,10 @@ static void *arena_malloc(size_t want)
 		size = c->size * 2;
 		while (size < n)
 			size *= 2;
-		if (size > BUDGET - a->total || !(c = chunk_new(size, a->head)))
+		if (size > BUDGET - a->total || !(c = chunk_new(size, a->head))) {
+			a->spilled = true;
 			return malloc(n);
+		}
 		a->head = c;
 		a->total += size;
 	}
@@ -210,7 +213,15 @@ int arena_begin(void)
 		mine = a;
 	}
 	a->active = true;
+	a->spilled = false;
 	return 0;
+}
+
+bool arena_holds_all(void)
+{
+	const struct arena *a = mine;
+
+	return a && a->active && !a->spilled;
 }
 
 void arena_end(void)

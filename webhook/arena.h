@@ -10,7 +10,8 @@
  *
  * Invariants:
  * - Every jansson value allocated between arena_begin() and arena_end()
- *   is freed (its last reference dropped) before arena_end().  Values made
+ *   is freed (its last reference dropped) before arena_end(), but a tree
+ *   that arena_holds_all() lets go without a walk.  Values made
  *   outside, such as the config's, are ordinary malloc() memory, also when
  *   they are freed inside.
  * - Memory that jansson hands out to be freed by the caller (json_dumps())
@@ -26,6 +27,7 @@
 #ifndef ARENA_H
 #define ARENA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Installs the allocation functions in jansson.  Call once, before any
@@ -38,5 +40,15 @@ int arena_begin(void);
 
 /* Takes back everything allocated since arena_begin() on this thread. */
 void arena_end(void);
+
+/*
+ * Whether every jansson value allocated since arena_begin() on this thread
+ * is in its arena: false when the arena is off or a value did not fit in
+ * it (it was then a malloc() of its own).  While it is true, a tree built
+ * since arena_begin() that holds no value from outside (no json_incref()
+ * of a value made before, or by another thread) needs no json_decref():
+ * arena_end() takes it back whole, without a walk over its values.
+ */
+bool arena_holds_all(void);
 
 #endif /* ARENA_H */

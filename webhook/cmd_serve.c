@@ -91,7 +91,7 @@ static void log_decision(const struct review_answer *ans, uint64_t latency)
 		}
 		fields[n++] = LOG_STR("guard_hits", hits);
 	}
-	log_fields(LOG_INFO, "decision", fields, n);
+	log_event(LOG_INFO, "decision", fields, n);
 }
 
 /*

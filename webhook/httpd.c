@@ -289,7 +289,7 @@ static void log_refusal(struct MHD_Connection *mc, const char *method,
 	text_mask_cutn(path, sizeof(path), url, strlen(url), 64);
 	text_mask_cutn(verb, sizeof(verb), method, strlen(method), 16);
 	remote_of(mc, remote, sizeof(remote));
-	log_fields(LOG_INFO, "request refused",
+	log_event(LOG_INFO, "request refused",
 		   (struct log_field[]){ LOG_STR("remote", remote),
 					 LOG_STR("method", verb),
 					 LOG_STR("path", path),
@@ -336,7 +336,7 @@ static bool peer_verified(struct MHD_Connection *mc)
 		if (rc == 0)
 			gnutls_certificate_verification_status_print(
 				status, GNUTLS_CRT_X509, &text, 0);
-		log_fields(LOG_INFO, "client certificate refused",
+		log_event(LOG_INFO, "client certificate refused",
 			   (struct log_field[]){
 				   LOG_STR("remote", remote),
 				   LOG_STR("reason", rc ? gnutls_strerror(rc) :
@@ -1078,8 +1078,9 @@ static void log_closed(struct listener *l)
 }
 
 /*
- * The reaper thread: every REAP_NS, closes the connections past their
- * deadlines; every LOG_EVERY_NS, logs what was closed.
+ * The reaper thread: every REAP_NS, writes the log lines gathered since
+ * (log_buffering()) and closes the connections past their deadlines;
+ * every LOG_EVERY_NS, logs what was closed.
  */
 static void *reaper(void *arg)
 {
@@ -1100,6 +1101,7 @@ static void *reaper(void *arg)
 		if (s->stop)
 			break;
 		pthread_mutex_unlock(&s->lock);
+		log_flush();
 		for (i = 0; i < 2; i++)
 			if (s->lis[i].conns)
 				conns_reap(s->lis[i].conns);
@@ -1383,7 +1385,8 @@ static int listener_init(struct httpd *s, enum httpd_listener which,
 }
 
 /* The reaper's lock and condition (on the monotonic clock), then the
- * thread.  Returns 0, or -1. */
+ * thread; the log is buffered while the reaper flushes it.  Returns 0, or
+ * -1. */
 static int reaper_start(struct httpd *s)
 {
 	pthread_condattr_t attr;
@@ -1406,6 +1409,7 @@ static int reaper_start(struct httpd *s)
 		return -1;
 	}
 	s->reaping = true;
+	log_buffering(true);
 	return 0;
 }
 
@@ -1418,6 +1422,7 @@ static void reaper_stop(struct httpd *s)
 	pthread_cond_signal(&s->wake);
 	pthread_mutex_unlock(&s->lock);
 	pthread_join(s->reaper, NULL);
+	log_buffering(false);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->wake);
 	s->reaping = false;

@@ -1,7 +1,9 @@
 /*
- * log.c - the log line, as text or JSON, one write(2) per line.
+ * log.c - the log line, as text or JSON: one write(2) per line, or whole
+ * lines gathered in a buffer that the server flushes (log_buffering()).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +21,19 @@
 
 int log_verbosity;
 static bool log_json;
+
+/*
+ * The lines of log_event() gathered while buffering is on: whole lines, in
+ * the order they were made.  The lock also orders the writes of lines that
+ * go out at once, so that a line never passes one made before.
+ */
+#define PENDING_BYTES (16u << 10)
+static struct {
+	pthread_mutex_t lock;
+	bool on;
+	size_t len;
+	char s[PENDING_BYTES];
+} pending = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static const char *const level_names[] = {
 	[LOG_ERROR] = "error",
@@ -197,30 +212,76 @@ static void put_time(struct line *l)
  * Finishes the line in the reserve, saying whether fields were left out,
  * and writes it.
  */
-static void line_write(struct line *l, bool truncated)
+/* Writes n bytes to stderr, through EINTR and short writes; gives up on
+ * an error (a log line has nowhere else to go). */
+static void write_all(const char *p, size_t n)
 {
-	const char *end = log_json ? (truncated ? ",\"truncated\":true}\n" : "}\n")
-				   : (truncated ? " ...\n" : "\n");
-	const char *p = l->s;
-	size_t left;
-
-	memcpy(l->s + l->len, end, strlen(end));
-	l->len += strlen(end);
-	left = l->len;
-	while (left) {
-		ssize_t w = write(STDERR_FILENO, p, left);
+	while (n) {
+		ssize_t w = write(STDERR_FILENO, p, n);
 
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
 			return;
 		p += w;
-		left -= (size_t)w;
+		n -= (size_t)w;
 	}
 }
 
-void log_fields(enum log_level level, const char *msg,
-		const struct log_field *fields, size_t nfields)
+/* Writes the gathered lines; the caller holds pending.lock. */
+static void pending_write(void)
+{
+	write_all(pending.s, pending.len);
+	pending.len = 0;
+}
+
+/*
+ * Ends the line and sends it: into the buffer when gather is set and
+ * buffering is on (the buffer written first when the line does not fit),
+ * otherwise to stderr at once, after the lines gathered before it.
+ */
+static void line_write(struct line *l, bool gather, bool truncated)
+{
+	const char *end = log_json ? (truncated ? ",\"truncated\":true}\n" : "}\n")
+				   : (truncated ? " ...\n" : "\n");
+
+	memcpy(l->s + l->len, end, strlen(end));
+	l->len += strlen(end);
+	pthread_mutex_lock(&pending.lock);
+	if (pending.on && gather) {
+		if (l->len > sizeof(pending.s) - pending.len)
+			pending_write();
+		memcpy(pending.s + pending.len, l->s, l->len);
+		pending.len += l->len;
+	} else {
+		if (pending.len)
+			pending_write();
+		write_all(l->s, l->len);
+	}
+	pthread_mutex_unlock(&pending.lock);
+}
+
+void log_buffering(bool on)
+{
+	pthread_mutex_lock(&pending.lock);
+	if (!on && pending.len)
+		pending_write();
+	pending.on = on;
+	pthread_mutex_unlock(&pending.lock);
+}
+
+void log_flush(void)
+{
+	pthread_mutex_lock(&pending.lock);
+	if (pending.len)
+		pending_write();
+	pthread_mutex_unlock(&pending.lock);
+}
+
+/* Makes the line of log_fields() and log_event() and sends it. */
+static void log_line(enum log_level level, const char *msg,
+		     const struct log_field *fields, size_t nfields,
+		     bool gather)
 {
 	struct line l;
 	char num[32];
@@ -280,7 +341,19 @@ void log_fields(enum log_level level, const char *msg,
 			break;
 		}
 	}
-	line_write(&l, i < nfields);
+	line_write(&l, gather, i < nfields);
+}
+
+void log_fields(enum log_level level, const char *msg,
+		const struct log_field *fields, size_t nfields)
+{
+	log_line(level, msg, fields, nfields, false);
+}
+
+void log_event(enum log_level level, const char *msg,
+	       const struct log_field *fields, size_t nfields)
+{
+	log_line(level, msg, fields, nfields, true);
 }
 
 void log_printf(enum log_level level, const char *fmt, ...)

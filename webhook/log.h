@@ -1,8 +1,8 @@
 /*
  * log.h - one line per event on stderr, as text or as JSON.
  *
- * A line is written with a single write(2), so lines from several threads
- * never interleave.  Text lines look like
+ * A line is written with a single write(2), or gathered whole with others
+ * (log_buffering()), so lines from several threads never interleave.  Text lines look like
  *
  *   2025-11-22T08:00:00.123Z info decision uid=... namespace=ml ops=5
  *
@@ -50,11 +50,28 @@ extern int log_verbosity;
 void log_setup(bool json, int verbosity);
 
 /*
+ * With on, the lines of log_event() are gathered in a buffer of 16 KiB
+ * instead of written one by one: they reach stderr, whole and in order,
+ * at the next log_flush(), when the buffer cannot take the next line,
+ * before any line of log_fields() or log_printf() (which is written at
+ * once), or when buffering is turned off.  Off writes what was gathered.
+ */
+void log_buffering(bool on);
+
+/* Writes the lines gathered, if any. */
+void log_flush(void);
+
+/*
  * Writes one line: level, the message msg, then the fields in order.  The
  * line is cut (never split) when it would pass 4 KiB.
  */
 void log_fields(enum log_level level, const char *msg,
 		const struct log_field *fields, size_t nfields);
+
+/* As log_fields(), for a line about one request or connection, of which
+ * there is one a request: gathered while buffering is on. */
+void log_event(enum log_level level, const char *msg,
+	       const struct log_field *fields, size_t nfields);
 
 /* Writes one line whose message is formatted like printf. */
 void log_printf(enum log_level level, const char *fmt, ...)

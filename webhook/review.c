@@ -322,7 +322,11 @@ int review_handlen_with(const struct config *cfg, const char *body,
 	root = pick_loadb(body, len, &review_rule, &perr);
 	if (root) {
 		rc = handle_json(cfg, root, true, opt, ans);
-		json_decref(root);
+		/* The request's tree, read only (handle_json() takes it
+		 * const), is a fifth of a typical review's instructions to
+		 * free value by value: arena_end() takes it back whole. */
+		if (!arena_holds_all())
+			json_decref(root);
 	} else if (perr.status == PICK_NOMEM) {
 		rc = text_answer(ans, 500, "internal error: out of memory");
 	} else if (perr.status == PICK_DEPTH) {

@@ -469,6 +469,104 @@ def test_not_yet_valid_reload(certs):
 
 
 # --------------------------------------------------------------------------
+# Answers on the wire
+
+
+class RecordClient:
+    """A TLS client over a plain socket through memory BIOs, so that the
+    test sees the TLS records the server sends (5-byte headers: type,
+    version, length)."""
+
+    def __init__(self, srv, version):
+        ctx = srv.context(version=version)
+        self.sock = socket.create_connection(("127.0.0.1", srv.port), 10)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.inc, self.out = ssl.MemoryBIO(), ssl.MemoryBIO()
+        self.tls = ctx.wrap_bio(self.inc, self.out, server_hostname=HOST)
+        self.raw = b""  # received, not yet given to the TLS object
+        while True:
+            try:
+                self.tls.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                self._flush()
+                self.inc.write(self._recv())
+        self._flush()
+
+    def _flush(self):
+        data = self.out.read()
+        if data:
+            self.sock.sendall(data)
+
+    def _recv(self):
+        chunk = self.sock.recv(65536)
+        assert chunk, "the server closed the connection"
+        return chunk
+
+    def review(self, body):
+        """Sends one review and reads its whole answer: (answer bytes, the
+        number of application-data records that carried it)."""
+        self.tls.write(request_bytes(body))
+        self._flush()
+        answer, records = b"", 0
+        while not answer_complete(answer):
+            while len(self.raw) < 5 or len(self.raw) < 5 + int.from_bytes(
+                    self.raw[3:5], "big"):
+                self.raw += self._recv()
+            size = 5 + int.from_bytes(self.raw[3:5], "big")
+            record, self.raw = self.raw[:size], self.raw[size:]
+            self.inc.write(record)
+            try:
+                plain = self.tls.read(1 << 20)
+            except ssl.SSLWantReadError:
+                plain = b""  # a record without application data (tickets)
+            if plain:
+                records += 1
+                answer += plain
+        return answer, records
+
+    def close(self):
+        self.sock.close()
+
+
+def request_bytes(body):
+    return (b"POST /mutate?timeout=10s HTTP/1.1\r\nHost: %s\r\n"
+            b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+            % (HOST.encode(), len(body))) + body
+
+
+def answer_complete(data):
+    head, sep, body = data.partition(b"\r\n\r\n")
+    if not sep:
+        return False
+    m = re.search(rb"(?im)^content-length: *(\d+)", head)
+    return m is not None and len(body) >= int(m.group(1))
+
+
+@pytest.mark.parametrize("version", [ssl.TLSVersion.TLSv1_2,
+                                     ssl.TLSVersion.TLSv1_3])
+def test_answer_one_record(certs, version):
+    """An answer (status line, header block and body) leaves in one TLS
+    record, the first on a connection and the ones after it on the same
+    connection alike: one record to encrypt, one send, one wake-up of the
+    client (libmicrohttpd 0.9.75 unpatched sends the header block and the
+    body as two records)."""
+    review = good_review()
+    body = json.dumps(review).encode()
+    with Server(certs["ec"]) as srv:
+        c = RecordClient(srv, version)
+        try:
+            for i in range(3):
+                answer, records = c.review(body)
+                assert answer.startswith(b"HTTP/1.1 200 "), answer[:200]
+                assert b'"patch"' in answer, answer
+                assert records == 1, "answer %d in %d records" % (i, records)
+        finally:
+            c.close()
+        assert srv.stop() == 0
+
+
+# --------------------------------------------------------------------------
 # Log lines
 
 

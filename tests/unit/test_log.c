@@ -1,7 +1,7 @@
 /*
  * test_log.c - the log line: quoting and escaping in both formats, control
  * bytes, U+2028, U+2029 and invalid UTF-8 masked, long values cut, one line
- * per call.
+ * per call, and lines gathered whole and in order when buffered.
  */
 #include <unistd.h>
 
@@ -153,6 +153,108 @@ static void test_log__long_values_cut(void **state)
 	free(line);
 }
 
+/* The bytes of the file f from its start, NUL-terminated; freed by the
+ * caller. */
+static char *file_text(FILE *f)
+{
+	long size = lseek(fileno(f), 0, SEEK_END);
+	char *text;
+
+	assert_true(size >= 0);
+	text = calloc(1, (size_t)size + 1);
+	assert_non_null(text);
+	assert_int_equal(pread(fileno(f), text, (size_t)size, 0), size);
+	return text;
+}
+
+/* The number of lines of text, each ending in " n=N" for N = 0, 1, ...
+ * in order; -1 when a line is out of order, cut or split. */
+static int lines_in_order(const char *text)
+{
+	int n = 0;
+	const char *p = text;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		char want[64];
+		size_t wl;
+
+		if (!nl)
+			return -1;
+		wl = (size_t)snprintf(want, sizeof(want), " n=%d", n);
+		if ((size_t)(nl - p) < wl || memcmp(nl - wl, want, wl))
+			return -1;
+		n++;
+		p = nl + 1;
+	}
+	return n;
+}
+
+/*
+ * Buffered, the lines of log_event() wait for log_flush(); a line of
+ * log_fields() goes out at once, after the lines gathered before it; a
+ * full buffer is written before the line that does not fit (whole lines
+ * only); turning buffering off writes the rest.
+ */
+static void test_log__buffered(void **state)
+{
+	FILE *tmp = tmpfile();
+	int saved = dup(STDERR_FILENO), i;
+	char pad[1001], *text;
+
+	(void)state;
+	memset(pad, 'p', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	assert_non_null(tmp);
+	assert_true(saved >= 0);
+	assert_true(dup2(fileno(tmp), STDERR_FILENO) >= 0);
+	log_setup(false, 0);
+	log_buffering(true);
+
+	log_event(LOG_INFO, "m", (struct log_field[]){ LOG_NUM("n", 0) }, 1);
+	log_event(LOG_INFO, "m", (struct log_field[]){ LOG_NUM("n", 1) }, 1);
+	assert_int_equal(lseek(fileno(tmp), 0, SEEK_END), 0);
+	log_flush();
+	text = file_text(tmp);
+	assert_int_equal(lines_in_order(text), 2);
+	free(text);
+
+	log_event(LOG_INFO, "m", (struct log_field[]){ LOG_NUM("n", 2) }, 1);
+	log_fields(LOG_INFO, "m", (struct log_field[]){ LOG_NUM("n", 3) }, 1);
+	text = file_text(tmp);
+	assert_int_equal(lines_in_order(text), 4);
+	assert_non_null(strstr(text, "info m n=3\n"));
+	free(text);
+
+	/* about 1 KiB a line: the 16 KiB buffer is written before it is
+	 * passed, never in the middle of a line */
+	for (i = 4; i < 40; i++) {
+		log_event(LOG_INFO, "m",
+			   (struct log_field[]){ LOG_STR("pad", pad),
+						 LOG_NUM("n", i) }, 2);
+		text = file_text(tmp);
+		assert_true(lines_in_order(text) >= 4);
+		free(text);
+	}
+	text = file_text(tmp);
+	i = lines_in_order(text);
+	assert_true(i > 4 + 10 && i < 40);
+	free(text);
+
+	log_buffering(false);
+	text = file_text(tmp);
+	assert_int_equal(lines_in_order(text), 40);
+	free(text);
+	log_event(LOG_INFO, "m", (struct log_field[]){ LOG_NUM("n", 40) }, 1);
+	text = file_text(tmp);
+	assert_int_equal(lines_in_order(text), 41);
+	free(text);
+
+	assert_true(dup2(saved, STDERR_FILENO) >= 0);
+	close(saved);
+	fclose(tmp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -160,6 +262,7 @@ int main(void)
 		cmocka_unit_test(test_log__json_escaping),
 		cmocka_unit_test(test_log__line_separators),
 		cmocka_unit_test(test_log__long_values_cut),
+		cmocka_unit_test(test_log__buffered),
 	};
 
 	return cmocka_run_group_tests_name("log", tests, NULL, NULL);
