@@ -239,8 +239,12 @@ static int read_entry(enum vgpu_resource res, const char *key,
 		int64_t ignored;
 
 		add_mismatch(errs, key, e);
-		/* The limit's own errors are worth knowing too. */
-		(void)check(res, key, e->limit, &limit, !rl, &ignored, errs);
+		/* The limit's own errors are worth knowing too, unless it is
+		 * a 0 that counts as not set. */
+		if (!(zero_unset(res, flags) && !rl && limit.units == 0 &&
+		      limit.nanos == 0))
+			(void)check(res, key, e->limit, &limit, !rl, &ignored,
+				    errs);
 		return VGPU_EMISMATCH;
 	}
 	if (zero_unset(res, flags)) {

@@ -329,9 +329,10 @@ enum {
 /*
  * vgpu_resolve() with flags (VGPU_RESOLVE_*).  On success *unset gets
  * VGPU_BIT(res) for each key whose value counted as not set: it is not
- * present, a default may fill it (out->defaulted), and a request of it
- * without a limit that no default fills is in out->copied (its 0 is
- * copied into limits).  A limit and a request of such a key that differ
+ * present, a default may fill it (out->defaulted), and, in a vGPU
+ * container, a request of it without a limit that no default fills is in
+ * out->copied (its 0 is copied into limits); in a container that is not
+ * one, nothing of it is copied.  A limit and a request of such a key that differ
  * are still an error, and so is any other value.  *unset is written only
  * on success, as *out is.  vgpu_resolve() is this function with flags 0.
  */

@@ -344,17 +344,21 @@ static bool prefix_can_match(const struct pattern *pat, const char *prefix,
 }
 
 /*
- * Whether c ends up with an env entry named name that envFrom cannot
- * override (Kubernetes lets env win over envFrom): one of the pod's that
- * the env guard keeps, or one the webhook writes.
+ * Whether c ends up with an env entry named name (of value value, unless
+ * NULL) that envFrom cannot override (Kubernetes lets env win over
+ * envFrom): one of the pod's that the env guard keeps, or one the webhook
+ * writes (from /mutate only).
  */
-static bool env_set(const struct config *cfg, const struct pod_container *c,
-		    const char *name)
+static bool env_set(const struct decider *p, const struct pod_container *c,
+		    const char *name, const char *value)
 {
-	size_t i, k;
+	size_t i, k, len = value ? strlen(value) : 0;
+	const char *found = NULL;
 	json_t *e;
 
-	if (mutate_env_written(cfg, c, name, NULL, 0))
+	/* /validate writes nothing: only what the pod holds counts. */
+	if (!p->req->validate &&
+	    mutate_env_written(p->cfg, c, name, value, len))
 		return true;
 	json_array_foreach(c->env, i, e) {
 		const char *n = json_string_value(json_object_get(e, "name"));
@@ -364,9 +368,12 @@ static bool env_set(const struct config *cfg, const struct pod_container *c,
 		for (k = 0; k < c->nstrip && c->strip[k] != i; k++)
 			;
 		if (k == c->nstrip)
+			found = json_string_value(json_object_get(e, "value"));
+		if (k == c->nstrip && !value)
 			return true;
 	}
-	return false;
+	/* The last entry of a name is the one the container gets. */
+	return value && found && !strcmp(found, value);
 }
 
 /*
@@ -385,6 +392,11 @@ static void check_env_from_container(struct decider *p,
 	size_t i, k;
 	json_t *e;
 
+	/* A container that sees no GPU (overwriteEnv's
+	 * NVIDIA_VISIBLE_DEVICES=none, which env keeps over envFrom) has
+	 * nothing for the guarded names to switch off or show. */
+	if (!c->vgpu && env_set(p, c, "NVIDIA_VISIBLE_DEVICES", "none"))
+		return;
 	json_array_foreach(c->env_from, i, e) {
 		const char *prefix = json_string_value(json_object_get(e, "prefix"));
 		const json_t *cm = json_object_get(e, "configMapRef");
@@ -401,7 +413,7 @@ static void check_env_from_container(struct decider *p,
 			if (prefix_can_match(&names->items[k], prefix ? prefix : "",
 					     len) &&
 			    (names->items[k].wild ||
-			     !env_set(p->cfg, c, names->items[k].text)))
+			     !env_set(p, c, names->items[k].text, NULL)))
 				break;
 		if (k == names->n)
 			continue;
@@ -412,8 +424,8 @@ static void check_env_from_container(struct decider *p,
 		else
 			shown[0] = '\0';
 		snprintf(line, sizeof(line),
-			 "container \"%s\": envFrom %s \"%s\"%s escapes the env guard: %s",
-			 c->label, src, name, shown, names->items[k].text);
+			 "container \"%s\": envFrom may set guarded %s: %s \"%s\"%s",
+			 c->label, names->items[k].text, src, name, shown);
 		if (p->cfg->env_from_policy == CONFIG_POLICY_WARN)
 			pod_warnf(p->pod_warnings, &p->oom, "%s", line);
 		else

@@ -87,6 +87,32 @@ static bool in_scalar(const struct yamlio_doc *d, size_t at, size_t *next)
 	return *next < d->nscalars && d->scalars[*next][0] < at;
 }
 
+/*
+ * Appends the lines of group, each with its newline.  A tab may indent a
+ * comment inside a flow collection but not at the start of a block line:
+ * the indent is written in spaces, and a line of white space alone empty.
+ */
+static void add_group(struct buf *b, struct line group)
+{
+	const char *p = group.s;
+
+	while (p <= group.e) {
+		struct line l = line_at(p, group.e);
+		const char *t = l.s;
+
+		while (t < l.e && (*t == ' ' || *t == '\t'))
+			t++;
+		if (t < l.e) {
+			buf_addf(b, "%*s", (int)(t - l.s), "");
+			buf_addn(b, t, (size_t)(l.e - t));
+		}
+		buf_add(b, "\n");
+		if (l.e == group.e)
+			break;
+		p = l.e + 1;
+	}
+}
+
 void yamlio_keep_comments(struct buf *b, const char *in,
 			  const struct yamlio_doc *d, const char *dumped,
 			  size_t dlen)
@@ -136,8 +162,7 @@ void yamlio_keep_comments(struct buf *b, const char *in,
 		buf_addn(b, out, (size_t)(at - out));
 		if (at > dumped && at[-1] != '\n')
 			buf_add(b, "\n");
-		buf_addn(b, group.s, (size_t)(group.e - group.s));
-		buf_add(b, "\n");
+		add_group(b, group);
 		out = at;
 		p = q;
 	}

@@ -386,6 +386,20 @@ def test_changed_document_keeps_every_comment_line():
     assert (rc2, out2) == (0, out)
 
 
+def test_comment_lines_indented_by_tabs_still_read():
+    # A tab may indent a comment inside a flow collection, not at the start
+    # of a block line: put back, the indent is spaces, a blank line empty.
+    src = (b"apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\n"
+           b"spec:\n  containers: [\n\t# c\n \t\n\t# d\n"
+           b"    {name: a, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]\n")
+    rc, out, err = run(["default", "-"], src)
+    assert rc == 0, err
+    assert b"\t" not in out and b" # c\n\n # d\n" in out
+    assert read_yaml(out) == [expect_defaulted(read_yaml(src)[0], [])[0]]
+    rc2, out2, _ = run(["default", "-"], out)
+    assert (rc2, out2) == (0, out)
+
+
 def test_changed_document_keeps_its_neighbours_bytes():
     other = b"# Source: cm.yaml\napiVersion: v1\nkind: ConfigMap\n" \
         b"metadata: {name: cm}   # flow\ndata: {k: 'v'}\n"

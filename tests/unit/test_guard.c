@@ -228,6 +228,12 @@ static void ephemeral(const char *object, const char *old, bool list,
 #define EPHEMERAL_LIST(list)                                                  \
 	"{\"kind\":\"EphemeralContainers\",\"apiVersion\":\"v1\","           \
 	"\"metadata\":{\"name\":\"p\"},\"ephemeralContainers\":" list "}"
+/* A CPU pod, and the same with a debug container added that reads a
+ * ConfigMap whole. */
+#define EPHEMERAL_POD_CPU EPHEMERAL_POD("[]")
+#define EPHEMERAL_POD_CPU_ADDED                                               \
+	EPHEMERAL_POD("[{\"name\":\"dbg\",\"envFrom\":[{\"configMapRef\":" \
+		      "{\"name\":\"gpu-env\"}}]}]")
 #define EPHEMERAL_OLD "{\"name\":\"old\",\"env\":[{\"name\":" \
 	"\"CUDA_DISABLE_CONTROL\",\"value\":\"0\"}]}"
 #define EPHEMERAL_ADDED "{\"name\":\"dbg\",\"env\":[{\"name\":\"TERM\"," \
@@ -519,6 +525,33 @@ static void test_guard__username_with_nul(void **state)
 	review_answer_release(&ans);
 }
 
+/*
+ * envFromPolicy and overwriteEnv (behaviour §4.6, step 2a): an added
+ * container without a vGPU sees no GPU once /mutate writes its
+ * NVIDIA_VISIBLE_DEVICES=none, so its envFrom is no route past the env
+ * guard; /validate writes nothing, so there the same container, without
+ * that entry, is denied.
+ */
+static void test_guard__env_from_overwrite_env(void **state)
+{
+	struct policy_decision d;
+
+	(void)state;
+	cfg.devices[0].overwrite_env = true;
+	cfg.any_overwrite_env = true;
+	cfg.env_from_policy = CONFIG_POLICY_DENY;
+	ephemeral(EPHEMERAL_POD_CPU_ADDED, EPHEMERAL_POD_CPU, false, false, &d);
+	assert_int_equal(d.code, 0);
+	policy_decision_release(&d);
+	ephemeral(EPHEMERAL_POD_CPU_ADDED, EPHEMERAL_POD_CPU, false, true, &d);
+	assert_int_equal(d.code, 403);
+	if (!d.message || !strstr(d.message, "container \"dbg\": envFrom may "
+				  "set guarded ") || !strstr(d.message,
+				  ": configMap \"gpu-env\""))
+		fail_msg("message: %s", d.message ? d.message : "(none)");
+	policy_decision_release(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -531,6 +564,7 @@ int main(void)
 		TEST_WITH_CONFIG(test_guard__binding),
 		TEST_WITH_CONFIG(test_guard__ephemeral_strip),
 		TEST_WITH_CONFIG(test_guard__ephemeral_privileged_by_old_object),
+		TEST_WITH_CONFIG(test_guard__env_from_overwrite_env),
 		TEST_WITH_CONFIG(test_guard__hits_listed),
 		TEST_WITH_CONFIG(test_guard__username_with_nul),
 	};

@@ -434,6 +434,9 @@ struct zero_case {
 };
 
 static const struct zero_case zero_cases[] = {
+	/* a 0 limit with another request is a mismatch, and only that */
+	{ "L:nvidia.com/gpu=1 L:nvidia.com/gpumem=0 R:nvidia.com/gpumem=10",
+	  5000, VGPU_EMISMATCH, 0, 0, 0, 0, 0, 0 },
 	/* HAMi's TestGenerateResourceRequests_DefaultMemory: 0 is not set,
 	 * and the default fills it */
 	{ "L:nvidia.com/gpu=1 L:nvidia.com/gpumem=0 R:nvidia.com/gpumem=0",
@@ -495,6 +498,13 @@ static void test_resolve__zero_unset(void **state)
 				 c->rc);
 		if (rc) {
 			assert_int_equal(unset, 12345); /* only on success */
+			/* a 0 limit that differs from its request: the
+			 * mismatch alone, never "0 is out of range" */
+			if (rc == VGPU_EMISMATCH && errs.count != 1)
+				fail_msg("case %zu (%s): %zu errors, the second "
+					 "%s", i, c->spec, errs.count,
+					 errs.count > 1 ? errs.error[1].message :
+					 "");
 			continue;
 		}
 		if (unset != c->unset || r.present != c->present ||
