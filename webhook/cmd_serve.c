@@ -110,7 +110,6 @@ static void answer_review(struct serve_state *st, const char *body,
 
 	const struct reload_config *cfg = reload_hold(&st->config);
 
-	log_request_begin();
 	review_answer_init(&ans);
 	if (unread)
 		review_deny_prefix(&unread->prefix, unread->code,
@@ -146,7 +145,6 @@ static void answer_review(struct serve_state *st, const char *body,
 	ans.body = NULL;
 	review_answer_release(&ans);
 	reload_unhold(cfg); /* ans.profile pointed into it */
-	log_request_end();
 }
 
 static void on_review(void *arg, const char *body, size_t len,

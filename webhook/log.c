@@ -31,7 +31,6 @@ static bool log_json;
 static struct {
 	pthread_mutex_t lock;
 	bool on;
-	unsigned active; /* requests between log_request_begin() and _end() */
 	size_t len;
 	char s[PENDING_BYTES];
 } pending = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -249,9 +248,7 @@ static void line_write(struct line *l, bool gather, bool truncated)
 	memcpy(l->s + l->len, end, strlen(end));
 	l->len += strlen(end);
 	pthread_mutex_lock(&pending.lock);
-	/* Gathered only while another request is at work: alone, a request's
-	 * line goes out before its answer does. */
-	if (pending.on && gather && pending.active > 1) {
+	if (pending.on && gather) {
 		if (l->len > sizeof(pending.s) - pending.len)
 			pending_write();
 		memcpy(pending.s + pending.len, l->s, l->len);
@@ -270,21 +267,6 @@ void log_buffering(bool on)
 	if (!on && pending.len)
 		pending_write();
 	pending.on = on;
-	pthread_mutex_unlock(&pending.lock);
-}
-
-void log_request_begin(void)
-{
-	pthread_mutex_lock(&pending.lock);
-	pending.active++;
-	pthread_mutex_unlock(&pending.lock);
-}
-
-void log_request_end(void)
-{
-	pthread_mutex_lock(&pending.lock);
-	if (!--pending.active && pending.len)
-		pending_write();
 	pthread_mutex_unlock(&pending.lock);
 }
 

@@ -50,21 +50,13 @@ extern int log_verbosity;
 void log_setup(bool json, int verbosity);
 
 /*
- * With on, the lines of log_event() made while more than one request is
- * between log_request_begin() and log_request_end() are gathered in a
- * buffer of 16 KiB instead of written one by one: they reach stderr, whole
- * and in order, when the last of those requests ends, at the next
- * log_flush(), when the buffer cannot take the next line, before any line
- * of log_fields() or log_printf() (which is written at once), or when
- * buffering is turned off.  Off writes what was gathered.  So a request
- * served alone has its line written before its answer goes out, and under
- * load the lines of many requests go out in one write.
+ * With on, the lines of log_event() are gathered in a buffer of 16 KiB
+ * instead of written one by one: they reach stderr, whole and in order,
+ * at the next log_flush(), when the buffer cannot take the next line,
+ * before any line of log_fields() or log_printf() (which is written at
+ * once), or when buffering is turned off.  Off writes what was gathered.
  */
 void log_buffering(bool on);
-
-/* Brackets the work of one request, its log lines included. */
-void log_request_begin(void);
-void log_request_end(void);
 
 /* Writes the lines gathered, if any. */
 void log_flush(void);

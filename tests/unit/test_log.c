@@ -196,46 +196,6 @@ static int lines_in_order(const char *text)
  * full buffer is written before the line that does not fit (whole lines
  * only); turning buffering off writes the rest.
  */
-static void test_log__buffered(void **state);
-
-/*
- * A request at work alone has its line written at once (before its
- * answer); with another at work it is gathered, and the last of them to
- * end writes what was gathered.
- */
-static void test_log__alone_at_once(void **state)
-{
-	FILE *tmp = tmpfile();
-	int saved = dup(STDERR_FILENO);
-	char *text;
-
-	(void)state;
-	assert_non_null(tmp);
-	assert_true(saved >= 0);
-	assert_true(dup2(fileno(tmp), STDERR_FILENO) >= 0);
-	log_setup(false, 0);
-	log_buffering(true);
-	log_request_begin();
-	log_event(LOG_INFO, "m", (struct log_field[]){ LOG_NUM("n", 0) }, 1);
-	text = file_text(tmp);
-	assert_int_equal(lines_in_order(text), 1);
-	free(text);
-	log_request_begin();
-	log_event(LOG_INFO, "m", (struct log_field[]){ LOG_NUM("n", 1) }, 1);
-	log_request_end();
-	text = file_text(tmp);
-	assert_int_equal(lines_in_order(text), 1);
-	free(text);
-	log_request_end();
-	text = file_text(tmp);
-	assert_int_equal(lines_in_order(text), 2);
-	free(text);
-	log_buffering(false);
-	assert_true(dup2(saved, STDERR_FILENO) >= 0);
-	close(saved);
-	fclose(tmp);
-}
-
 static void test_log__buffered(void **state)
 {
 	FILE *tmp = tmpfile();
@@ -250,8 +210,6 @@ static void test_log__buffered(void **state)
 	assert_true(dup2(fileno(tmp), STDERR_FILENO) >= 0);
 	log_setup(false, 0);
 	log_buffering(true);
-	log_request_begin(); /* two requests at work: lines are gathered */
-	log_request_begin();
 
 	log_event(LOG_INFO, "m", (struct log_field[]){ LOG_NUM("n", 0) }, 1);
 	log_event(LOG_INFO, "m", (struct log_field[]){ LOG_NUM("n", 1) }, 1);
@@ -291,8 +249,6 @@ static void test_log__buffered(void **state)
 	text = file_text(tmp);
 	assert_int_equal(lines_in_order(text), 41);
 	free(text);
-	log_request_end();
-	log_request_end();
 
 	assert_true(dup2(saved, STDERR_FILENO) >= 0);
 	close(saved);
@@ -307,7 +263,6 @@ int main(void)
 		cmocka_unit_test(test_log__line_separators),
 		cmocka_unit_test(test_log__long_values_cut),
 		cmocka_unit_test(test_log__buffered),
-		cmocka_unit_test(test_log__alone_at_once),
 	};
 
 	return cmocka_run_group_tests_name("log", tests, NULL, NULL);
