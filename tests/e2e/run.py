@@ -86,6 +86,8 @@ GEN_CERTS = os.path.join(ROOT, "certs", "gen-certs.sh")
 TRICKLE = os.path.join(ROOT, "tests", "integration", "trickle.py")
 
 RELEASE = "vgpu-webhook"
+# The longest a decision line waits to be written, with a margin.
+DECISION_LOG_DELAY = 0.15
 RELEASE_NS = "vgpu-system"
 WEBHOOK_NAME = "pods.vgpu-webhook.hami.io"
 SERVICE_HOST = f"{RELEASE}.{RELEASE_NS}.svc"
@@ -605,7 +607,10 @@ class Cluster:
             self.webhook = None
 
     def decisions(self, since=None):
-        """The webhook's decision log lines (JSON) of its current run."""
+        """The webhook's decision log lines (JSON) of its current run.  While
+        it serves, the webhook writes them every 100 ms (README, Logs): wait
+        that long first, so that every answer received has its line."""
+        time.sleep(DECISION_LOG_DELAY)
         out = []
         for line in (since or self.webhook).lines():
             try:
@@ -1110,8 +1115,8 @@ class Suite:
         ns = c.request.get("namespace") or meta.get("namespace") or "default"
         meta["namespace"] = ns
         extra = ["--dry-run=server"] if c.request.get("dryRun") is True else []
-        before = len(cl.decisions())
         if view and view[0] == "decode":
+            before = len(cl.decisions())
             # Straight to the API: against a 1.20 server, kubectl 1.33 checks
             # the schema itself (the server does not validate fields), and it
             # cannot send a pod whose metadata it cannot read.
