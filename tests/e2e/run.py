@@ -2581,6 +2581,7 @@ class Suite:
             ok = t.check(rc == 0 and is_defaulted(pod),
                          f"{tag}: a GPU pod is admitted and defaulted through the release's "
                          "webhook", err.strip())
+            time.sleep(DECISION_LOG_DELAY)  # its decision line written
             t.check(any(json.loads(x).get("msg") == "decision" for x in webhook[0].lines()
                         if x.startswith("{")), f"{tag}: the release's webhook decided it")
             cl.kubectl(["-n", CERTS_UP_NS, "delete", "pod", name, "--wait=false"])
