@@ -406,7 +406,7 @@ static void check_env_from_container(struct decider *p,
 		const char *src_name = json_string_value(json_object_get(
 			json_is_object(cm) ? cm : sec, "name"));
 		char name[POD_LINE_SIZE], shown[POD_LINE_SIZE];
-		char line[3 * POD_LINE_SIZE];
+		char line[4 * POD_LINE_SIZE];
 		size_t len = prefix ? strlen(prefix) : 0;
 
 		for (k = 0; k < names->n; k++)
@@ -424,7 +424,7 @@ static void check_env_from_container(struct decider *p,
 		else
 			shown[0] = '\0';
 		snprintf(line, sizeof(line),
-			 "container \"%s\": envFrom may set guarded %s: %s \"%s\"%s",
+			 "container \"%s\": envFrom may set guarded %.256s: %s \"%s\"%s",
 			 c->label, names->items[k].text, src, name, shown);
 		if (p->cfg->env_from_policy == CONFIG_POLICY_WARN)
 			pod_warnf(p->pod_warnings, &p->oom, "%s", line);
