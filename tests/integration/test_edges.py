@@ -10,7 +10,9 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
+import signal
 import socket
 import ssl
 import subprocess
@@ -21,9 +23,9 @@ import xml.etree.ElementTree as ET
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (CertDir, Server, check_good_answer, command,  # noqa: E402
-                     dated_pair, free_port, good_review, read_response,
-                     temp_dir)
+from harness import (CertDir, Server, assert_alive,  # noqa: E402
+                     check_good_answer, command, dated_pair, free_port,
+                     good_review, read_response, temp_dir)
 
 HOST = "vgpu-webhook.vgpu-system.svc"
 STATUS_RX = re.compile(rb"(?:^|\r\n)(HTTP/1\.[01] (\d{3}) )")
@@ -477,7 +479,9 @@ class RecordClient:
     test sees the TLS records the server sends (5-byte headers: type,
     version, length)."""
 
-    def __init__(self, srv, version):
+    def __init__(self, srv, version, hold=False):
+        """hold: the client's last handshake flight (TLS 1.3's Finished)
+        waits to leave with the first request, in one send."""
         ctx = srv.context(version=version)
         self.sock = socket.create_connection(("127.0.0.1", srv.port), 10)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -491,7 +495,8 @@ class RecordClient:
             except ssl.SSLWantReadError:
                 self._flush()
                 self.inc.write(self._recv())
-        self._flush()
+        if not hold:
+            self._flush()
 
     def _flush(self):
         data = self.out.read()
@@ -508,8 +513,19 @@ class RecordClient:
         number of application-data records that carried it)."""
         self.tls.write(request_bytes(body))
         self._flush()
+        return self.answers(1)
+
+    def send_pieces(self, pieces):
+        """Each piece in a TLS record of its own, all in one send."""
+        for piece in pieces:
+            self.tls.write(piece)
+        self._flush()
+
+    def answers(self, count):
+        """Reads count whole answers: (their bytes, the number of
+        application-data records that carried them)."""
         answer, records = b"", 0
-        while not answer_complete(answer):
+        while answers_complete(answer) < count:
             while len(self.raw) < 5 or len(self.raw) < 5 + int.from_bytes(
                     self.raw[3:5], "big"):
                 self.raw += self._recv()
@@ -535,12 +551,17 @@ def request_bytes(body):
             % (HOST.encode(), len(body))) + body
 
 
-def answer_complete(data):
-    head, sep, body = data.partition(b"\r\n\r\n")
-    if not sep:
-        return False
-    m = re.search(rb"(?im)^content-length: *(\d+)", head)
-    return m is not None and len(body) >= int(m.group(1))
+def answers_complete(data):
+    """How many whole answers data holds."""
+    n = 0
+    while True:
+        head, sep, rest = data.partition(b"\r\n\r\n")
+        if not sep:
+            return n
+        m = re.search(rb"(?im)^content-length: *(\d+)", head)
+        if m is None or len(rest) < int(m.group(1)):
+            return n
+        n, data = n + 1, rest[int(m.group(1)):]
 
 
 @pytest.mark.parametrize("version", [ssl.TLSVersion.TLSv1_2,
@@ -564,6 +585,123 @@ def test_answer_one_record(certs, version):
         finally:
             c.close()
         assert srv.stop() == 0
+
+
+@pytest.mark.parametrize("version", [ssl.TLSVersion.TLSv1_2,
+                                     ssl.TLSVersion.TLSv1_3])
+def test_records_sent_together(certs, version):
+    """Bytes the server receives ahead of the record it reads (it takes as
+    much as a record can hold in one receive) are read on without waiting
+    for more: the client's last handshake flight and its first request in
+    one send, a request cut in many records sent at once, and two requests
+    pipelined in one send, each answered."""
+    review = good_review()
+    req = request_bytes(json.dumps(review).encode())
+    with Server(certs["ec"]) as srv:
+        c = RecordClient(srv, version, hold=True)
+        try:
+            c.send_pieces([req])  # TLS 1.3: with the client's Finished
+            answer, _ = c.answers(1)
+            assert answer.startswith(b"HTTP/1.1 200 "), answer[:200]
+            cut = [req[i:i + 97] for i in range(0, len(req), 97)]
+            c.send_pieces(cut)
+            answer, _ = c.answers(1)
+            assert answer.startswith(b"HTTP/1.1 200 "), answer[:200]
+            assert b'"patch"' in answer, answer
+            c.send_pieces([req, req])
+            answer, _ = c.answers(2)
+            assert answer.count(b"HTTP/1.1 200 ") == 2, answer
+            assert answer.count(b'"patch"') == 2, answer
+        finally:
+            c.close()
+        assert_alive(srv)
+        assert srv.stop() == 0
+
+
+def test_one_receive_per_request(certs):
+    """A request that fits in one TLS record costs the server one receive
+    (GnuTLS alone reads a record's 5-byte header, then the rest; and a
+    receive that only finds the socket empty while the client waits for
+    the answer is not made). Counted with strace on a keep-alive
+    connection, one request after the other."""
+    if shutil.which("strace") is None:
+        pytest.fail("strace is not installed (tests/e2e/install-deps.sh)")
+    trace = os.path.join(certs["tmp"], "recv.trace")
+    body = json.dumps(good_review()).encode()
+    saved = os.environ.get("VGPU_WEBHOOK")
+    os.environ["VGPU_WEBHOOK"] = " ".join(
+        ["strace", "-f", "-qq", "-e", "trace=recvfrom", "-o", trace]
+        + [shlex.quote(a) for a in command()])
+    try:
+        srv = Server(certs["ec"], metrics=False)
+    finally:
+        if saved is None:
+            del os.environ["VGPU_WEBHOOK"]
+        else:
+            os.environ["VGPU_WEBHOOK"] = saved
+    count = 20
+
+    def receives():
+        time.sleep(0.3)
+        with open(trace) as f:
+            return sum(1 for line in f if "recvfrom(" in line)
+
+    with srv:
+        c = RecordClient(srv, ssl.TLSVersion.TLSv1_3)
+        try:
+            assert c.review(body)[0].startswith(b"HTTP/1.1 200 ")
+            before = receives()
+            for _ in range(count):
+                assert c.review(body)[0].startswith(b"HTTP/1.1 200 ")
+            made = receives() - before
+        finally:
+            c.close()
+        # SIGTERM to the server, strace's child: strace ends with its status.
+        with open("/proc/%d/task/%d/children" % (srv.proc.pid, srv.proc.pid)) as f:
+            os.kill(int(f.read().split()[0]), signal.SIGTERM)
+        assert srv.stop() == 0
+    assert made == count, "%d receives for %d requests" % (made, count)
+
+
+def test_handshake_wait_costs_nothing(certs):
+    """A client that stops in the middle of its handshake (after a whole
+    ClientHello, or in the middle of one) costs the server no CPU while it
+    waits: the connection waits for the next event (libmicrohttpd 0.9.75
+    called it again at once, four such clients kept two cores busy)."""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+
+    def hello():
+        out = ssl.MemoryBIO()
+        t = ctx.wrap_bio(ssl.MemoryBIO(), out)
+        try:
+            t.do_handshake()
+        except ssl.SSLWantReadError:
+            pass
+        return out.read()
+
+    def cpu_seconds(pid):
+        fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    with Server(certs["ec"]) as srv:
+        socks = []
+        try:
+            start = cpu_seconds(srv.proc.pid)
+            for whole in (True, True, False, False):
+                s = socket.create_connection(("127.0.0.1", srv.port), 5)
+                data = hello()
+                s.sendall(data if whole else data[:60])
+                socks.append(s)
+            time.sleep(2)
+            used = cpu_seconds(srv.proc.pid) - start
+            assert_alive(srv)
+        finally:
+            for s in socks:
+                s.close()
+        assert srv.stop() == 0
+    assert used < 0.4, "%.2f s of CPU in 2 s for 4 waiting handshakes" % used
 
 
 # --------------------------------------------------------------------------
