@@ -89,7 +89,8 @@ endif
 # Recursive (=) so that pkg-config runs only once the packages are there.
 PKGS = $(MHD_PKG) gnutls jansson libcurl yaml-0.1
 PKG_CFLAGS = $(MHD_INC) $(shell pkg-config --cflags $(PKGS))
-PKG_LIBS = $(MHD_LIB) $(shell pkg-config --libs $(PKGS))
+# libcurl is not linked: webhook/curlload.c loads it when a command needs it.
+PKG_LIBS = $(MHD_LIB) $(shell pkg-config --libs $(filter-out libcurl,$(PKGS)))
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
 
 # The project's flags, then the user's: a later flag wins.  -MMD -MP write

@@ -17,6 +17,7 @@
 
 #include "cmd_check.h"
 #include "curlbody.h"
+#include "curlload.h"
 #include "patch.h"
 #include "review.h"
 #include "text.h"
@@ -282,6 +283,8 @@ int cmd_check_run(const struct cmd_check_options *o)
 	long status = 0;
 	int rc = 1;
 
+	if (curl_load(why, sizeof(why)))
+		goto out;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		snprintf(why, sizeof(why), "libcurl did not start");
 		goto out;

@@ -12,6 +12,7 @@
 #include <gnutls/gnutls.h>
 
 #include "curlbody.h"
+#include "curlload.h"
 #include "file.h"
 #include "kube.h"
 #include "text.h"
@@ -90,6 +91,8 @@ int kube_init(struct kube *k, const struct kube_options *o, char *err,
 		snprintf(k->auth, n, "Authorization: Bearer %s", token);
 	gnutls_memset(token, 0, len);
 	free(token);
+	if (curl_load(err, errlen))
+		return -1;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		snprintf(err, errlen, "libcurl did not start");
 		return -1;
