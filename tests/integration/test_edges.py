@@ -479,9 +479,11 @@ class RecordClient:
     test sees the TLS records the server sends (5-byte headers: type,
     version, length)."""
 
-    def __init__(self, srv, version, hold=False):
+    def __init__(self, srv, version, hold=False, split=None):
         """hold: the client's last handshake flight (TLS 1.3's Finished)
-        waits to leave with the first request, in one send."""
+        waits to leave with the first request, in one send.  split: the
+        ClientHello's message is cut in two records after that many bytes,
+        both sent at once."""
         ctx = srv.context(version=version)
         self.sock = socket.create_connection(("127.0.0.1", srv.port), 10)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -493,6 +495,13 @@ class RecordClient:
                 self.tls.do_handshake()
                 break
             except ssl.SSLWantReadError:
+                if split:
+                    hello, split = self.out.read(), None
+                    body = hello[5:]
+                    assert len(hello) == 5 + int.from_bytes(hello[3:5], "big")
+                    self.sock.sendall(b"".join(
+                        hello[:3] + len(part).to_bytes(2, "big") + part
+                        for part in (body[:40], body[40:])))
                 self._flush()
                 self.inc.write(self._recv())
         if not hold:
@@ -615,6 +624,25 @@ def test_records_sent_together(certs, version):
         finally:
             c.close()
         assert_alive(srv)
+        assert srv.stop() == 0
+
+
+@pytest.mark.parametrize("version", [ssl.TLSVersion.TLSv1_2,
+                                     ssl.TLSVersion.TLSv1_3])
+def test_handshake_message_in_two_records(certs, version):
+    """A handshake message cut in two TLS records sent at once (a
+    ClientHello larger than a record, or cut by a client on purpose) is
+    read whole: GnuTLS stops after the first record without the socket
+    being empty, and the second is read on without waiting for an event
+    that will not come."""
+    body = json.dumps(good_review()).encode()
+    with Server(certs["ec"]) as srv:
+        c = RecordClient(srv, version, split=40)
+        try:
+            answer, _ = c.review(body)
+            assert answer.startswith(b"HTTP/1.1 200 "), answer[:200]
+        finally:
+            c.close()
         assert srv.stop() == 0
 
 
